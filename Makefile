@@ -1,0 +1,115 @@
+# gcr — build, test, install. `make` builds the libraries and samples; `make test` builds and
+# runs the suite (SAN=1 under AddressSanitizer + UBSan); `make run` runs the MobileNet-v3 sample.
+# CUDA is auto-detected (CUDA=0 forces a CPU-only build); the library needs no nvcc: kernels are
+# compiled at run time by NVRTC.
+
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CC       ?= cc
+CUDA_HOME ?= /usr/local/cuda
+SAN      ?= 0
+
+ifeq ($(origin CUDA), undefined)
+  CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime.h),1,0)
+endif
+ifeq ($(SAN),1)
+  BUILD := $(BUILD)-san
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+# .deps/ holds headers and libraries carried to machines that lack the Debian packages
+DEPS_INC := $(wildcard .deps/include)
+DEPS_LIB := $(wildcard .deps/lib)
+
+CPPFLAGS += -Iinclude -Ilib $(addprefix -I,$(DEPS_INC)) -D_GNU_SOURCE
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden $(SANFLAGS)
+LDFLAGS  += $(SANFLAGS) $(addprefix -L,$(DEPS_LIB)) $(addprefix -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_LIB)),$(DEPS_LIB))
+LIBS     := -lcjson -lm -lpthread -ldl
+comma := ,
+
+SRC := $(wildcard lib/*.c lib/cpu/*.c capture/*.c replay/*.c)
+ifeq ($(CUDA),1)
+  SRC := $(filter-out lib/cuda_none.c,$(SRC)) $(wildcard lib/cuda/*.c)
+  CPPFLAGS += -I$(CUDA_HOME)/include -DGCR_HAVE_CUDA=1
+  LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+  LIBS += -lnvrtc -lcudart -lcublasLt
+  KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh))
+  GEN_SRC := $(BUILD)/gen/embedded_kernels.c
+else
+  SRC := $(filter-out lib/cuda/%,$(SRC))
+  GEN_SRC :=
+endif
+
+OBJ := $(SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:%.c=%.o)
+DEP := $(OBJ:.o=.d)
+
+STATIC := $(BUILD)/lib/libgcr.a
+SHARED := $(BUILD)/lib/libgcr.so
+SAMPLES := $(patsubst samples/%.c,$(BUILD)/bin/%,$(wildcard samples/*.c))
+TESTS := $(patsubst test/%.c,$(BUILD)/test/%,$(wildcard test/test_*.c))
+BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+# tests and samples link the static library so they run from the tree without LD_LIBRARY_PATH
+LINK_GCR := $(STATIC) $(LDFLAGS) $(LIBS)
+
+.PHONY: all lib samples run test bench install uninstall clean
+all: lib samples
+lib: $(STATIC) $(SHARED)
+samples: $(SAMPLES)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/embedded_kernels.c: $(KERNELS) tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh $(KERNELS) > $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(STATIC): $(OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libgcr.so.$(shell sed -n 's/^#define GCR_VERSION_MAJOR //p' include/gcr.h) -o $@ $^ $(LDFLAGS) $(LIBS)
+
+$(BUILD)/bin/%: samples/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default $< -o $@ $(LINK_GCR)
+
+$(BUILD)/test/%: test/%.c test/harness.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itest $(CFLAGS) $< -o $@ $(LINK_GCR)
+
+$(BUILD)/bench/%: bench/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LINK_GCR)
+
+# the main job: MobileNet-v3 on the default device (GPU if present, else CPU)
+run: $(BUILD)/bin/mobilenet_v3
+	$(BUILD)/bin/mobilenet_v3 $(ARGS)
+
+test: $(TESTS) $(SHARED) $(SAMPLES)
+	@BUILD=$(BUILD) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
+
+bench: $(BENCHES)
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/gcr.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libgcr.so.0.1
+	ln -sf libgcr.so.0.1 $(DESTDIR)$(PREFIX)/lib/libgcr.so.0
+	ln -sf libgcr.so.0 $(DESTDIR)$(PREFIX)/lib/libgcr.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDFLAGS) $(LIBS)|' gcr.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/gcr.h $(DESTDIR)$(PREFIX)/lib/libgcr.* $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
+
+clean:
+	rm -rf build build-san
+
+-include $(DEP)

@@ -1,0 +1,338 @@
+/* gcr.h — the one public header of gcr, a graph-capture runtime for GPU inference.
+ *
+ * A C program calls ops on tensors. gcr runs them eagerly (CUDA when a device is present, else
+ * the CPU), or, while a context captures, records them, fuses the record into few generated
+ * kernels and replays the launch sequence (as one CUDA Graph on a GPU).
+ *
+ * Conventions that hold for every call below:
+ * - Every op takes the context first and returns a new tensor, or NULL on failure. A failure
+ *   records a status and a message naming the op and the shapes on the context; the first
+ *   error is kept ("sticky") until gcr_ctx_clear_error(). An op given a NULL tensor returns NULL
+ *   and records GCR_ERR_INVALID. The library never exits, aborts or prints unless GCR_LOG is set.
+ * - Tensors are owned by their context. A tensor lives until gcr_tensor_free(), until the end of
+ *   the innermost scope that created it (gcr_scope_begin/end, for per-iteration intermediates),
+ *   or until gcr_ctx_destroy(), whichever comes first. gcr_tensor_keep() exempts one from scopes.
+ * - Views (permute, reshape of a contiguous tensor, slice, flatten) share storage with their
+ *   source; the storage lives as long as any view of it.
+ * - Host data passed in or out is always dense row-major in the tensor's logical dimension order,
+ *   whatever its memory format or strides.
+ * - A context is used from one thread at a time.
+ */
+#ifndef GCR_H
+#define GCR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GCR_API __attribute__((visibility("default")))
+#else
+#define GCR_API
+#endif
+
+#define GCR_VERSION_MAJOR 0
+#define GCR_VERSION_MINOR 1
+#define GCR_MAX_DIMS 8
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum gcr_status {
+    GCR_OK = 0,
+    GCR_ERR_INVALID,     /* NULL or otherwise invalid argument */
+    GCR_ERR_SHAPE,       /* shapes do not agree (broadcast, matmul, conv channels, reshape) */
+    GCR_ERR_DTYPE,       /* dtype not supported by the op, or operands differ */
+    GCR_ERR_PARAM,       /* invalid op parameter (stride 0, groups not dividing channels, ...) */
+    GCR_ERR_OOM,         /* host or device allocation failed */
+    GCR_ERR_DEVICE,      /* CUDA runtime / driver error; the message holds CUDA's text */
+    GCR_ERR_COMPILE,     /* NVRTC failed; the message holds the log */
+    GCR_ERR_UNSUPPORTED, /* valid request this build or device cannot serve */
+    GCR_ERR_CAPTURE,     /* misuse of capture (reading data while capturing, nesting, ...) */
+    GCR_ERR_GUARD,       /* replay inputs differ from the capture and re-tracing is off */
+    GCR_ERR_IO,          /* file missing or malformed */
+    GCR_ERR_INTERNAL
+} gcr_status;
+
+/* Short name of a status ("GCR_ERR_SHAPE"); never NULL. */
+GCR_API const char *gcr_status_name(gcr_status s);
+
+/* ---------------------------------------------------------------- dtypes, devices */
+
+typedef enum gcr_dtype { GCR_F32, GCR_F16, GCR_BF16, GCR_I32, GCR_I64, GCR_BOOL, GCR_DTYPE_COUNT } gcr_dtype;
+
+GCR_API const char *gcr_dtype_name(gcr_dtype t); /* "f32", ... ; "?" when out of range */
+GCR_API size_t gcr_dtype_size(gcr_dtype t);      /* bytes per element; 0 when out of range */
+
+typedef enum gcr_device { GCR_DEVICE_AUTO, GCR_DEVICE_CPU, GCR_DEVICE_CUDA } gcr_device;
+
+/* Memory format of 4-d tensors: NCHW is dense row-major; NHWC keeps the logical order N,C,H,W
+ * but stores channels innermost (channels-last strides). Other ranks are always row-major. */
+typedef enum gcr_format { GCR_NCHW, GCR_NHWC } gcr_format;
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct gcr_ctx gcr_ctx;
+typedef struct gcr_tensor gcr_tensor;
+typedef struct gcr_graph gcr_graph;
+
+/* Knobs. Each field set to -1 (or NULL) takes the environment variable named beside it, else the
+ * default shown. gcr_ctx_opts_default() fills every field that way. */
+typedef struct gcr_knobs {
+    int fusion;            /* GCR_FUSION: 0 disables all fusion passes (default 1) */
+    int graphs;            /* GCR_GRAPHS: 0 replays as plain launches, no CUDA Graph (default 1) */
+    int horizontal;        /* GCR_HORIZONTAL: merge sibling pointwise groups (default 1) */
+    int single_node;       /* GCR_SINGLE_NODE: generate kernels even for lone ops (default 0) */
+    int guards;            /* GCR_GUARDS: 0 skips input checks on replay; testing only (default 1) */
+    int retrace;           /* GCR_RETRACE: on a guard mismatch 1 re-traces, 0 falls back to eager (default 1) */
+    int graph_cache;       /* GCR_GRAPH_CACHE: graphs kept per region before LRU eviction (default 8) */
+    const char *skip_fuse; /* GCR_SKIP_FUSE: comma list of op kinds never fused: pointwise,reduce,conv,matmul */
+    const char *dump;      /* GCR_DUMP: comma list of trace,fused,source,plan (default none) */
+    const char *dump_dir;  /* GCR_DUMP_DIR (default "gcr_dump") */
+    int log;               /* GCR_LOG: 1 prints progress and decisions to stderr (default 0) */
+    const char *profile;   /* GCR_PROFILE: path of a Chrome-trace JSON of per-kernel timings */
+    const char *cache_dir; /* GCR_CACHE_DIR: compiled kernels ("$XDG_CACHE_HOME/gcr" or ~/.cache/gcr) */
+} gcr_knobs;
+
+typedef struct gcr_ctx_opts {
+    gcr_device device; /* GCR_DEVICE_AUTO: the GCR_DEVICE variable (cpu|cuda), else CUDA if present, else CPU */
+    int device_index;  /* CUDA ordinal (default 0) */
+    gcr_knobs knobs;
+} gcr_ctx_opts;
+
+GCR_API gcr_ctx_opts gcr_ctx_opts_default(void);
+
+/* Creates a context. opts may be NULL (defaults). On failure *out is NULL and the status says
+ * why; a requested CUDA device that is absent is GCR_ERR_DEVICE, never a silent CPU fallback.
+ * The caller owns *out and releases it with gcr_ctx_destroy(). */
+GCR_API gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts);
+/* Frees the context and every tensor and graph it still owns; handles to them become invalid. */
+GCR_API void gcr_ctx_destroy(gcr_ctx *ctx);
+
+GCR_API gcr_device gcr_ctx_device(const gcr_ctx *ctx);
+GCR_API const char *gcr_ctx_device_name(const gcr_ctx *ctx); /* "cpu" or the GPU's name */
+GCR_API gcr_status gcr_ctx_status(const gcr_ctx *ctx);        /* first error since last clear */
+GCR_API const char *gcr_ctx_error(const gcr_ctx *ctx);        /* its message, "" when none */
+GCR_API void gcr_ctx_clear_error(gcr_ctx *ctx);
+/* Waits for all queued device work. */
+GCR_API gcr_status gcr_ctx_sync(gcr_ctx *ctx);
+/* The knobs in force (environment applied). The pointer stays valid for the ctx's life. */
+GCR_API const gcr_knobs *gcr_ctx_knobs(const gcr_ctx *ctx);
+/* Changes knobs for graphs captured from now on; fields left at -1 / NULL are kept. */
+GCR_API gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k);
+
+/* ---------------------------------------------------------------- tensors */
+
+/* A new tensor with uninitialised data. shape has ndim entries (0 <= ndim <= GCR_MAX_DIMS).
+ * fmt GCR_NHWC needs ndim == 4. */
+GCR_API gcr_tensor *gcr_tensor_new(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape, gcr_format fmt);
+/* A new tensor filled from host memory (dense row-major, numel * dtype size bytes). */
+GCR_API gcr_tensor *gcr_tensor_from_data(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape,
+                                         gcr_format fmt, const void *host);
+/* Copies bytes (must equal numel * dtype size) from host memory into t, which keeps its layout. */
+GCR_API gcr_status gcr_tensor_from_host(gcr_tensor *t, const void *src, size_t bytes);
+/* Copies t to host memory as dense row-major; waits for pending work that produces t. */
+GCR_API gcr_status gcr_tensor_to_host(const gcr_tensor *t, void *dst, size_t bytes);
+
+/* Releases t now (a view releases only its own handle). NULL is a no-op. */
+GCR_API void gcr_tensor_free(gcr_tensor *t);
+/* Exempts t from scopes: it then lives until gcr_tensor_free() or the ctx's end. Returns t. */
+GCR_API gcr_tensor *gcr_tensor_keep(gcr_tensor *t);
+/* Marks t (weights, BN statistics) as constant: captured graphs may fold it at capture time and
+ * then never read it again, so later writes to t do not reach such graphs. Returns t. */
+GCR_API gcr_tensor *gcr_tensor_set_const(gcr_tensor *t);
+
+/* Scopes free per-iteration intermediates: gcr_scope_end() frees every tensor created since the
+ * matching gcr_scope_begin() that was not kept or freed already. Scopes nest. */
+GCR_API uint64_t gcr_scope_begin(gcr_ctx *ctx);
+GCR_API void gcr_scope_end(gcr_ctx *ctx, uint64_t scope);
+
+GCR_API gcr_dtype gcr_tensor_dtype(const gcr_tensor *t);
+GCR_API int gcr_tensor_ndim(const gcr_tensor *t);
+GCR_API int64_t gcr_tensor_dim(const gcr_tensor *t, int i);    /* negative i counts from the end */
+GCR_API int64_t gcr_tensor_stride(const gcr_tensor *t, int i); /* in elements */
+GCR_API int64_t gcr_tensor_numel(const gcr_tensor *t);
+GCR_API size_t gcr_tensor_nbytes(const gcr_tensor *t); /* numel * dtype size */
+GCR_API int gcr_tensor_is_contiguous(const gcr_tensor *t); /* dense row-major */
+GCR_API gcr_format gcr_tensor_format(const gcr_tensor *t); /* NHWC when 4-d channels-last, else NCHW */
+GCR_API gcr_ctx *gcr_tensor_ctx(const gcr_tensor *t);
+/* Writes "f32[2,3,4]" (plus ":nhwc" or ":strided") into buf; returns buf. */
+GCR_API char *gcr_tensor_describe(const gcr_tensor *t, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- op parameters */
+
+typedef struct gcr_conv2d_params {
+    int stride[2], padding[2], dilation[2]; /* (h, w); stride/dilation 0 are invalid */
+    int groups;                             /* 1 dense; in_channels for depthwise */
+} gcr_conv2d_params;
+/* stride 1, padding 0, dilation 1, groups 1 */
+GCR_API gcr_conv2d_params gcr_conv2d_default(void);
+
+typedef struct gcr_pool2d_params {
+    int kernel[2], stride[2], padding[2], dilation[2]; /* stride 0 means stride = kernel */
+    int ceil_mode;
+    int count_include_pad; /* avg pool only */
+} gcr_pool2d_params;
+/* kernel k x k, stride = kernel, padding 0, dilation 1, floor mode, count_include_pad 1 */
+GCR_API gcr_pool2d_params gcr_pool2d_default(int k);
+
+/* ---------------------------------------------------------------- ops
+ * Shapes are written [dims]; every op returns a new tensor owned by ctx, or NULL. Pointwise ops
+ * take f32/f16/bf16 and compute in f32; binary ops broadcast NumPy-style and need equal dtypes.
+ * The result of a pointwise op on one NHWC operand is NHWC. */
+
+/* unary */
+GCR_API gcr_tensor *gcr_neg(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_abs(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_relu(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_sigmoid(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_tanh(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_exp(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_log(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_sqrt(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_rsqrt(gcr_ctx *ctx, gcr_tensor *x);
+GCR_API gcr_tensor *gcr_clamp(gcr_ctx *ctx, gcr_tensor *x, float lo, float hi); /* lo <= hi */
+/* Any dtype to any dtype (float to int truncates toward zero; to bool is x != 0). */
+GCR_API gcr_tensor *gcr_cast(gcr_ctx *ctx, gcr_tensor *x, gcr_dtype to);
+
+/* binary, tensor-tensor with broadcasting */
+GCR_API gcr_tensor *gcr_add(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+GCR_API gcr_tensor *gcr_sub(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+GCR_API gcr_tensor *gcr_mul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+GCR_API gcr_tensor *gcr_div(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+GCR_API gcr_tensor *gcr_maximum(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+GCR_API gcr_tensor *gcr_minimum(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+/* binary, tensor-scalar: a OP s. While capturing, s is frozen into the graph. */
+GCR_API gcr_tensor *gcr_add_scalar(gcr_ctx *ctx, gcr_tensor *a, float s);
+GCR_API gcr_tensor *gcr_sub_scalar(gcr_ctx *ctx, gcr_tensor *a, float s);
+GCR_API gcr_tensor *gcr_mul_scalar(gcr_ctx *ctx, gcr_tensor *a, float s);
+GCR_API gcr_tensor *gcr_div_scalar(gcr_ctx *ctx, gcr_tensor *a, float s);
+GCR_API gcr_tensor *gcr_maximum_scalar(gcr_ctx *ctx, gcr_tensor *a, float s);
+GCR_API gcr_tensor *gcr_minimum_scalar(gcr_ctx *ctx, gcr_tensor *a, float s);
+
+/* composites: decomposed into the primitives above at the API, so eager pays per primitive */
+GCR_API gcr_tensor *gcr_hardswish(gcr_ctx *ctx, gcr_tensor *x);   /* x * clamp(x + 3, 0, 6) / 6 */
+GCR_API gcr_tensor *gcr_hardsigmoid(gcr_ctx *ctx, gcr_tensor *x); /* clamp(x + 3, 0, 6) / 6 */
+GCR_API gcr_tensor *gcr_relu6(gcr_ctx *ctx, gcr_tensor *x);       /* clamp(x, 0, 6) */
+GCR_API gcr_tensor *gcr_silu(gcr_ctx *ctx, gcr_tensor *x);        /* x * sigmoid(x) */
+GCR_API gcr_tensor *gcr_softmax(gcr_ctx *ctx, gcr_tensor *x, int axis); /* max, sub, exp, sum, div */
+
+/* reductions over axes (naxes == 0: all axes); keepdim keeps reduced axes as size 1 */
+GCR_API gcr_tensor *gcr_sum(gcr_ctx *ctx, gcr_tensor *x, const int *axes, int naxes, int keepdim);
+GCR_API gcr_tensor *gcr_mean(gcr_ctx *ctx, gcr_tensor *x, const int *axes, int naxes, int keepdim);
+GCR_API gcr_tensor *gcr_max(gcr_ctx *ctx, gcr_tensor *x, const int *axes, int naxes, int keepdim);
+
+/* x [N,C,H,W], w [O,C/groups,KH,KW], b [O] or NULL -> [N,O,OH,OW]; NHWC x gives NHWC out */
+GCR_API gcr_tensor *gcr_conv2d(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, gcr_tensor *b,
+                               const gcr_conv2d_params *p);
+/* inference batch norm over dim 1: (x - mean) / sqrt(var + eps) * gamma + beta; params [C];
+ * gamma/beta may be NULL (1 and 0) */
+GCR_API gcr_tensor *gcr_batch_norm(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *mean, gcr_tensor *var,
+                                   gcr_tensor *gamma, gcr_tensor *beta, float eps);
+/* x [..., K], w [N, K], b [N] or NULL -> [..., N] */
+GCR_API gcr_tensor *gcr_linear(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, gcr_tensor *b);
+/* a [..., M, K] @ b [..., K, N] -> [..., M, N], batch dims broadcast; 1-d operands as in NumPy */
+GCR_API gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b);
+
+GCR_API gcr_tensor *gcr_max_pool2d(gcr_ctx *ctx, gcr_tensor *x, const gcr_pool2d_params *p);
+GCR_API gcr_tensor *gcr_avg_pool2d(gcr_ctx *ctx, gcr_tensor *x, const gcr_pool2d_params *p);
+GCR_API gcr_tensor *gcr_adaptive_avg_pool2d(gcr_ctx *ctx, gcr_tensor *x, int out_h, int out_w);
+
+/* movement: reshape/flatten/permute/slice return views when the layout allows, else copies */
+GCR_API gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape); /* one -1 allowed */
+GCR_API gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim);
+GCR_API gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm);
+/* elements start, start+step, ... < end along dim; negative start/end count from the end */
+GCR_API gcr_tensor *gcr_slice(gcr_ctx *ctx, gcr_tensor *x, int dim, int64_t start, int64_t end, int64_t step);
+GCR_API gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis);
+/* a dense copy in the given memory format */
+GCR_API gcr_tensor *gcr_contiguous(gcr_ctx *ctx, gcr_tensor *x, gcr_format fmt);
+/* inference: returns x itself (no copy, no new handle) */
+GCR_API gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p);
+
+/* ---------------------------------------------------------------- capture and replay
+ * While a ctx captures, the op calls above record nodes and run nothing; the tensors they return
+ * have shapes but no data (reading them is GCR_ERR_CAPTURE). gcr_capture_end() fuses the record,
+ * plans one arena for intermediates, compiles kernels and runs the graph once, so the outputs of
+ * the capture pass hold real results.
+ *
+ * Inputs of a graph are the tensors created before capture that the trace reads and that are not
+ * marked constant. Outputs are the tensors passed to gcr_graph_output() during capture, plus every
+ * traced tensor that nothing in the trace consumes. Outputs are static buffers owned by the graph:
+ * each replay overwrites them (copy them out with gcr_tensor_to_host or gcr_contiguous to keep a
+ * result). Scalars (clamp bounds, *_scalar operands) are frozen at capture.
+ */
+GCR_API gcr_status gcr_capture_begin(gcr_ctx *ctx);
+/* Ends capture and builds the graph; the caller owns *graph (gcr_graph_destroy). */
+GCR_API gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph);
+GCR_API int gcr_ctx_capturing(const gcr_ctx *ctx);
+/* Marks t, a tensor traced in the current capture, as an output of the graph. */
+GCR_API gcr_status gcr_graph_output(gcr_ctx *ctx, gcr_tensor *t);
+
+GCR_API int gcr_graph_num_inputs(const gcr_graph *g);
+GCR_API int gcr_graph_num_outputs(const gcr_graph *g);
+GCR_API gcr_tensor *gcr_graph_get_input(gcr_graph *g, int i);  /* borrowed */
+GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; static buffer */
+/* Replaces input i by t for later replays: same signature patches pointers, no re-capture; a
+ * different dtype/shape/strides/device re-traces or falls back to eager (knobs.retrace) at the
+ * next replay. t must outlive its use by the graph. */
+GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
+/* Runs the graph on the current contents of its inputs; outputs are overwritten. */
+GCR_API gcr_status gcr_graph_replay(gcr_graph *g);
+GCR_API void gcr_graph_destroy(gcr_graph *g);
+
+typedef struct gcr_graph_stats {
+    int ops_traced;         /* primitive ops recorded */
+    int kernels;            /* launches per replay after fusion */
+    int fused_groups;       /* generated kernels that fuse two or more ops */
+    int variants;           /* signatures compiled so far (re-traces + 1) */
+    size_t arena_bytes;     /* planned arena for intermediates */
+    size_t intermediate_bytes; /* sum of all intermediates, unplanned */
+    double compile_seconds; /* codegen + NVRTC, this graph */
+    int cache_hits;         /* kernels found in the memory or disk cache */
+    int cache_misses;       /* kernels compiled */
+    uint64_t replays;
+} gcr_graph_stats;
+GCR_API gcr_status gcr_graph_get_stats(const gcr_graph *g, gcr_graph_stats *out);
+/* Writes the graph's current fused trace as text (nodes, groups, kernels); returns bytes needed. */
+GCR_API size_t gcr_graph_describe(const gcr_graph *g, char *buf, size_t n);
+
+/* Regions wrap the body of an existing inference loop:
+ *
+ *     GCR_REGION(ctx, "forward") { logits = forward(ctx, &model, input); }
+ *
+ * The first pass traces the body and builds a graph. Later passes run the body in "check" mode:
+ * each op call is matched against the recorded trace (op, parameters, scalars, input tensors and
+ * their dtype/shape/strides) without running anything and returns the same tensor handle as on
+ * the first pass; at the region's end the graph replays. A pass that differs (new input shape,
+ * another branch taken, another scalar) re-traces into a new graph for that signature (kept in a
+ * capped LRU cache per region), or runs eagerly when knobs.retrace is 0: a stale graph never runs.
+ * With knobs.guards == 0 later passes skip the body entirely (faster, unchecked; testing only).
+ * Tensors the body creates belong to the region and stay valid across passes; outputs are its
+ * sinks and gcr_graph_output() tensors, with the static-buffer rule above. */
+GCR_API int gcr_region_begin(gcr_ctx *ctx, const char *name); /* 1: run the body */
+GCR_API int gcr_region_end(gcr_ctx *ctx);                     /* always 0 */
+/* The graph last run for region name, or NULL (borrowed). */
+GCR_API gcr_graph *gcr_region_graph(gcr_ctx *ctx, const char *name);
+#define GCR_REGION(ctx, name) \
+    for (int gcr_region_once_ = gcr_region_begin((ctx), (name)); gcr_region_once_; \
+         gcr_region_once_ = gcr_region_end(ctx))
+
+/* ---------------------------------------------------------------- weights */
+
+/* Loads every tensor of a safetensors file (F32, F16, BF16, I32, I64, BOOL) onto ctx's device,
+ * marked constant. The caller owns *out (gcr_weights_free); tensors are owned by the weights and
+ * freed with them. */
+typedef struct gcr_weights gcr_weights;
+GCR_API gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out);
+GCR_API gcr_tensor *gcr_weights_get(const gcr_weights *w, const char *name); /* borrowed, or NULL */
+GCR_API int gcr_weights_count(const gcr_weights *w);
+GCR_API const char *gcr_weights_name(const gcr_weights *w, int i);
+GCR_API void gcr_weights_free(gcr_weights *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GCR_H */

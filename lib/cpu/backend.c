@@ -1,0 +1,63 @@
+/* backend.c — the CPU backend: host memory, copies, and the per-kind kernel table. */
+#include "cpu.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static gcr_status cpu_init(gcr_ctx *ctx, int device_index)
+{
+    (void)device_index;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "cpu");
+    return GCR_OK;
+}
+
+static void cpu_fini(gcr_ctx *ctx) { (void)ctx; }
+
+static gcr_status cpu_alloc(gcr_ctx *ctx, size_t bytes, void **ptr)
+{
+    (void)ctx;
+    /* 64-byte aligned so vector loops and host-side SIMD stay aligned */
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    *ptr = aligned_alloc(64, rounded ? rounded : 64);
+    return *ptr ? GCR_OK : GCR_ERR_OOM;
+}
+
+static void cpu_free(gcr_ctx *ctx, void *ptr, size_t bytes)
+{
+    (void)ctx;
+    (void)bytes;
+    free(ptr);
+}
+
+static gcr_status cpu_copy(gcr_ctx *ctx, void *dst, const void *src, size_t bytes, gcr_copy_kind k)
+{
+    (void)ctx;
+    (void)k;
+    memmove(dst, src, bytes);
+    return GCR_OK;
+}
+
+static gcr_status cpu_run(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
+{
+    switch (gcr_op_table[c->op].kind) {
+    case GCR_KIND_POINTWISE: return gcr_cpu_pointwise(ctx, c, out);
+    case GCR_KIND_REDUCE: return gcr_cpu_reduce(ctx, c, out);
+    case GCR_KIND_CONV: return gcr_cpu_conv2d(ctx, c, out);
+    case GCR_KIND_MATMUL: return gcr_cpu_matmul(ctx, c, out);
+    case GCR_KIND_POOL: return gcr_cpu_pool(ctx, c, out);
+    case GCR_KIND_MOVEMENT: return gcr_cpu_movement(ctx, c, out);
+    default:
+        return gcr_set_error(ctx, GCR_ERR_INTERNAL, "cpu: op %s of kind %s has no kernel",
+                             gcr_op_table[c->op].name, gcr_kind_name(gcr_op_table[c->op].kind));
+    }
+}
+
+static gcr_status cpu_sync(gcr_ctx *ctx)
+{
+    (void)ctx;
+    return GCR_OK;
+}
+
+const gcr_backend gcr_cpu_backend = {
+    .name = "cpu", .device = GCR_DEVICE_CPU, .init = cpu_init, .fini = cpu_fini,
+    .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy, .run = cpu_run, .sync = cpu_sync,
+};

@@ -1,0 +1,152 @@
+/* ctx.c — context life cycle: device selection (auto, GCR_DEVICE, options), knobs from the
+ * environment, and the backend's init/fini. */
+#include "internal.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+gcr_ctx_opts gcr_ctx_opts_default(void)
+{
+    gcr_ctx_opts o;
+    memset(&o, 0, sizeof o);
+    o.device = GCR_DEVICE_AUTO;
+    o.knobs.fusion = o.knobs.graphs = o.knobs.horizontal = o.knobs.single_node = -1;
+    o.knobs.guards = o.knobs.retrace = o.knobs.graph_cache = o.knobs.log = -1;
+    return o;
+}
+
+static int env_int(const char *name, int api, int dflt)
+{
+    if (api >= 0) return api;
+    const char *v = getenv(name);
+    if (v && *v) return atoi(v);
+    return dflt;
+}
+
+static char *env_str(const char *name, const char *api, const char *dflt)
+{
+    const char *v = api ? api : getenv(name);
+    if (!v || !*v) v = dflt;
+    return v ? strdup(v) : NULL;
+}
+
+static char *default_cache_dir(void)
+{
+    char buf[1024];
+    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (x && *x) snprintf(buf, sizeof buf, "%s/gcr", x);
+    else if (home && *home) snprintf(buf, sizeof buf, "%s/.cache/gcr", home);
+    else snprintf(buf, sizeof buf, "/tmp/gcr-cache");
+    return strdup(buf);
+}
+
+static void knobs_free(gcr_knobs *k)
+{
+    free((char *)k->skip_fuse);
+    free((char *)k->dump);
+    free((char *)k->dump_dir);
+    free((char *)k->profile);
+    free((char *)k->cache_dir);
+}
+
+/* Resolves api knobs (-1/NULL = environment, then default) into *k, owning its strings. */
+static void knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
+{
+    k->fusion = env_int("GCR_FUSION", api->fusion, 1);
+    k->graphs = env_int("GCR_GRAPHS", api->graphs, 1);
+    k->horizontal = env_int("GCR_HORIZONTAL", api->horizontal, 1);
+    k->single_node = env_int("GCR_SINGLE_NODE", api->single_node, 0);
+    k->guards = env_int("GCR_GUARDS", api->guards, 1);
+    k->retrace = env_int("GCR_RETRACE", api->retrace, 1);
+    k->graph_cache = env_int("GCR_GRAPH_CACHE", api->graph_cache, 8);
+    if (k->graph_cache < 1) k->graph_cache = 1;
+    k->log = env_int("GCR_LOG", api->log, 0);
+    k->skip_fuse = env_str("GCR_SKIP_FUSE", api->skip_fuse, NULL);
+    k->dump = env_str("GCR_DUMP", api->dump, NULL);
+    k->dump_dir = env_str("GCR_DUMP_DIR", api->dump_dir, "gcr_dump");
+    k->profile = env_str("GCR_PROFILE", api->profile, NULL);
+    k->cache_dir = env_str("GCR_CACHE_DIR", api->cache_dir, NULL);
+    if (!k->cache_dir) k->cache_dir = default_cache_dir();
+}
+
+gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
+{
+    if (!out) return GCR_ERR_INVALID;
+    *out = NULL;
+    gcr_ctx_opts o = opts ? *opts : gcr_ctx_opts_default();
+    gcr_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return GCR_ERR_OOM;
+    ctx->live.next = ctx->live.prev = &ctx->live;
+    knobs_resolve(&ctx->knobs, &o.knobs);
+
+    gcr_device want = o.device;
+    if (want == GCR_DEVICE_AUTO) {
+        const char *e = getenv("GCR_DEVICE");
+        if (e && !strcasecmp(e, "cpu")) want = GCR_DEVICE_CPU;
+        else if (e && !strcasecmp(e, "cuda")) want = GCR_DEVICE_CUDA;
+    }
+    const gcr_backend *cuda = gcr_cuda_backend_get();
+    gcr_status s = GCR_OK;
+    if (want == GCR_DEVICE_CUDA || (want == GCR_DEVICE_AUTO && cuda)) {
+        if (!cuda) {
+            s = GCR_ERR_DEVICE; /* asked for CUDA explicitly, built without it */
+        } else {
+            ctx->be = cuda;
+            s = cuda->init(ctx, o.device_index);
+            if (s != GCR_OK && want == GCR_DEVICE_AUTO) { /* no usable GPU: CPU fallback */
+                gcr_info(ctx, "no CUDA device (%s); using the CPU", ctx->err);
+                gcr_ctx_clear_error(ctx);
+                ctx->be = NULL;
+                s = GCR_OK;
+            }
+        }
+    }
+    if (s == GCR_OK && !ctx->be) {
+        ctx->be = &gcr_cpu_backend;
+        s = ctx->be->init(ctx, 0);
+    }
+    if (s != GCR_OK) {
+        knobs_free(&ctx->knobs);
+        free(ctx);
+        return s;
+    }
+    ctx->device = ctx->be->device;
+    gcr_info(ctx, "context on %s (%s)", ctx->be->name, ctx->device_name);
+    *out = ctx;
+    return GCR_OK;
+}
+
+void gcr_ctx_destroy(gcr_ctx *ctx)
+{
+    if (!ctx) return;
+    gcr_capture_ctx_free(ctx);
+    while (ctx->live.next != &ctx->live) gcr_tensor_free(ctx->live.next);
+    if (ctx->be && ctx->be->fini) ctx->be->fini(ctx);
+    knobs_free(&ctx->knobs);
+    free(ctx);
+}
+
+gcr_device gcr_ctx_device(const gcr_ctx *ctx) { return ctx ? ctx->device : GCR_DEVICE_CPU; }
+const char *gcr_ctx_device_name(const gcr_ctx *ctx) { return ctx ? ctx->device_name : ""; }
+const gcr_knobs *gcr_ctx_knobs(const gcr_ctx *ctx) { return ctx ? &ctx->knobs : NULL; }
+
+gcr_status gcr_ctx_sync(gcr_ctx *ctx)
+{
+    if (!ctx) return GCR_ERR_INVALID;
+    return ctx->be->sync ? ctx->be->sync(ctx) : GCR_OK;
+}
+
+gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
+{
+    if (!ctx || !k) return GCR_ERR_INVALID;
+    gcr_knobs *c = &ctx->knobs;
+#define SET_INT(f) if (k->f >= 0) c->f = k->f
+    SET_INT(fusion); SET_INT(graphs); SET_INT(horizontal); SET_INT(single_node);
+    SET_INT(guards); SET_INT(retrace); SET_INT(log);
+    if (k->graph_cache >= 1) c->graph_cache = k->graph_cache;
+#undef SET_INT
+#define SET_STR(f) if (k->f) { free((char *)c->f); c->f = strdup(k->f); }
+    SET_STR(skip_fuse); SET_STR(dump); SET_STR(dump_dir); SET_STR(profile); SET_STR(cache_dir);
+#undef SET_STR
+    return GCR_OK;
+}

@@ -1,0 +1,55 @@
+/* dispatch.c — the single path every op call takes: validate and infer, then run eagerly on the
+ * context's backend or record in the current trace. */
+#include "internal.h"
+#include <stdio.h>
+
+int64_t gcr_view_offset(const gcr_call *c)
+{
+    if (c->op != GCR_OP_SLICE) return 0;
+    return c->p.v[1] * c->in[0]->m.strides[c->p.v[0]];
+}
+
+gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
+{
+    const char *name = gcr_op_table[c->op].name;
+    for (int i = 0; i < c->n_in; i++) {
+        gcr_tensor *t = c->in[i];
+        if (t && t->ctx != ctx) {
+            gcr_set_error(ctx, GCR_ERR_INVALID, "%s: input %d belongs to another context", name, i);
+            return NULL;
+        }
+    }
+    gcr_meta out;
+    char err[512];
+    gcr_status s = gcr_infer(c, &out, err, sizeof err);
+    if (s != GCR_OK) {
+        gcr_set_error(ctx, s, "%s", err);
+        return NULL;
+    }
+    if (ctx->mode != GCR_MODE_EAGER) return gcr_trace_record(ctx, c, &out);
+
+    for (int i = 0; i < c->n_in; i++) {
+        gcr_tensor *t = c->in[i];
+        if (t && !t->st) {
+            char b[96];
+            gcr_set_error(ctx, GCR_ERR_CAPTURE, "%s: input %d (%s) is a traced tensor of a capture and has no data",
+                          name, i, gcr_meta_str(&t->m, b, sizeof b));
+            return NULL;
+        }
+    }
+    if (gcr_op_table[c->op].kind == GCR_KIND_VIEW)
+        return gcr_tensor_view_of(ctx, c->in[0], &out, c->in[0]->offset + gcr_view_offset(c));
+    gcr_tensor *t = gcr_tensor_alloc(ctx, &out, name);
+    if (!t) return NULL;
+    if (gcr_meta_numel(&out) > 0) {
+        s = ctx->be->run(ctx, c, t);
+        if (s != GCR_OK) {
+            char b[96];
+            gcr_set_error(ctx, s, "%s: %s backend failed for input %s", name, ctx->be->name,
+                          c->in[0] ? gcr_meta_str(&c->in[0]->m, b, sizeof b) : "-");
+            gcr_tensor_destroy(t);
+            return NULL;
+        }
+    }
+    return t;
+}

@@ -1,0 +1,86 @@
+/* dtype.c — dtype names and sizes, and the f16/bf16 <-> f32 conversions the CPU paths use
+ * (round to nearest even, NaN and infinities kept). */
+#include "internal.h"
+#include <math.h>
+
+static const struct { const char *name; size_t size; } dtypes[GCR_DTYPE_COUNT] = {
+    [GCR_F32] = {"f32", 4}, [GCR_F16] = {"f16", 2}, [GCR_BF16] = {"bf16", 2},
+    [GCR_I32] = {"i32", 4}, [GCR_I64] = {"i64", 8}, [GCR_BOOL] = {"bool", 1},
+};
+
+const char *gcr_dtype_name(gcr_dtype t) { return (unsigned)t < GCR_DTYPE_COUNT ? dtypes[t].name : "?"; }
+size_t gcr_dtype_size(gcr_dtype t) { return (unsigned)t < GCR_DTYPE_COUNT ? dtypes[t].size : 0; }
+bool gcr_dtype_is_float(gcr_dtype t) { return t == GCR_F32 || t == GCR_F16 || t == GCR_BF16; }
+
+static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+float gcr_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (man << 13)); /* inf / nan */
+    if (exp == 0) {
+        if (man == 0) return bits_f32(sign);
+        float v = ldexpf((float)man, -24); /* subnormal: man * 2^-24 */
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+uint16_t gcr_f32_to_f16(float f)
+{
+    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000;
+    uint32_t absu = u & 0x7fffffffu;
+    if (absu >= 0x7f800000u) /* inf or nan (keep a quiet nan) */
+        return (uint16_t)(sign | 0x7c00 | (absu > 0x7f800000u ? 0x200 : 0));
+    if (absu >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds past 65504 */
+    if (absu < 0x38800000u) { /* below the smallest normal half: subnormal or zero */
+        float a = bits_f32(absu);
+        /* scale so that one half-subnormal ulp is 1, then round to nearest even */
+        float s = a * 16777216.0f; /* 2^24 */
+        uint32_t q = (uint32_t)nearbyintf(s);
+        return (uint16_t)(sign | q);
+    }
+    /* normal: drop 13 mantissa bits with round to nearest even */
+    uint32_t r = absu + 0xfff + ((absu >> 13) & 1);
+    return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
+}
+
+float gcr_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+uint16_t gcr_f32_to_bf16(float f)
+{
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet nan */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+float gcr_load_f32(const void *p, gcr_dtype t, int64_t i)
+{
+    switch (t) {
+    case GCR_F32: return ((const float *)p)[i];
+    case GCR_F16: return gcr_f16_to_f32(((const uint16_t *)p)[i]);
+    case GCR_BF16: return gcr_bf16_to_f32(((const uint16_t *)p)[i]);
+    case GCR_I32: return (float)((const int32_t *)p)[i];
+    case GCR_I64: return (float)((const int64_t *)p)[i];
+    case GCR_BOOL: return ((const uint8_t *)p)[i] ? 1.0f : 0.0f;
+    default: return 0.0f;
+    }
+}
+
+void gcr_store_f32(void *p, gcr_dtype t, int64_t i, float v)
+{
+    switch (t) {
+    case GCR_F32: ((float *)p)[i] = v; break;
+    case GCR_F16: ((uint16_t *)p)[i] = gcr_f32_to_f16(v); break;
+    case GCR_BF16: ((uint16_t *)p)[i] = gcr_f32_to_bf16(v); break;
+    /* float to int truncates toward zero; out-of-range and nan saturate instead of UB */
+    case GCR_I32: ((int32_t *)p)[i] = isnan(v) ? 0 : v >= 2147483647.0f ? INT32_MAX
+                                    : v <= -2147483648.0f ? INT32_MIN : (int32_t)v; break;
+    case GCR_I64: ((int64_t *)p)[i] = isnan(v) ? 0 : v >= 9.2233720e18f ? INT64_MAX
+                                    : v <= -9.2233720e18f ? INT64_MIN : (int64_t)v; break;
+    case GCR_BOOL: ((uint8_t *)p)[i] = v != 0.0f; break;
+    default: break;
+    }
+}

@@ -1,0 +1,48 @@
+/* error.c — the sticky per-context status and its message, and opt-in logging. */
+#include "internal.h"
+#include <stdio.h>
+
+const char *gcr_status_name(gcr_status s)
+{
+    static const char *names[] = {"GCR_OK", "GCR_ERR_INVALID", "GCR_ERR_SHAPE", "GCR_ERR_DTYPE",
+                                  "GCR_ERR_PARAM", "GCR_ERR_OOM", "GCR_ERR_DEVICE", "GCR_ERR_COMPILE",
+                                  "GCR_ERR_UNSUPPORTED", "GCR_ERR_CAPTURE", "GCR_ERR_GUARD",
+                                  "GCR_ERR_IO", "GCR_ERR_INTERNAL"};
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "GCR_ERR_UNKNOWN";
+}
+
+gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
+{
+    if (!ctx || s == GCR_OK) return s;
+    char msg[sizeof ctx->err];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ctx->knobs.log > 0) fprintf(stderr, "gcr: error: %s: %s\n", gcr_status_name(s), msg);
+    if (ctx->status == GCR_OK) { /* sticky: the first error stays until cleared */
+        ctx->status = s;
+        snprintf(ctx->err, sizeof ctx->err, "%s", msg);
+    }
+    return s;
+}
+
+void gcr_info(const gcr_ctx *ctx, const char *fmt, ...)
+{
+    if (!ctx || ctx->knobs.log <= 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gcr: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+gcr_status gcr_ctx_status(const gcr_ctx *ctx) { return ctx ? ctx->status : GCR_ERR_INVALID; }
+const char *gcr_ctx_error(const gcr_ctx *ctx) { return ctx ? ctx->err : "NULL context"; }
+void gcr_ctx_clear_error(gcr_ctx *ctx)
+{
+    if (!ctx) return;
+    ctx->status = GCR_OK;
+    ctx->err[0] = 0;
+}

@@ -1,0 +1,296 @@
+/* infer.c — validation and shape inference for every op: one function per op kind, each
+ * returning a status and a message that names the op and the shapes. Used by eager dispatch and
+ * by the trace alike, so a captured op fails exactly as its eager twin would. */
+#include "internal.h"
+#include <stdio.h>
+
+#define FAIL(st, ...) do { snprintf(err, errn, __VA_ARGS__); return (st); } while (0)
+#define M(i, buf) gcr_meta_str(&c->in[i]->m, buf, sizeof buf)
+
+static const char *opname(const gcr_call *c) { return gcr_op_table[c->op].name; }
+
+static gcr_status need_float(const gcr_call *c, int i, char *err, size_t errn)
+{
+    char b[96];
+    if (!gcr_dtype_is_float(c->in[i]->m.dtype))
+        FAIL(GCR_ERR_DTYPE, "%s: dtype of %s not supported (f32, f16, bf16 only)", opname(c), M(i, b));
+    return GCR_OK;
+}
+
+static gcr_status same_dtype(const gcr_call *c, int i, int j, char *err, size_t errn)
+{
+    char b1[96], b2[96];
+    if (c->in[i]->m.dtype != c->in[j]->m.dtype)
+        FAIL(GCR_ERR_DTYPE, "%s: dtypes differ: %s and %s (cast one first)", opname(c), M(i, b1), M(j, b2));
+    return GCR_OK;
+}
+
+/* dense layout for a result: NHWC when some operand of the same shape is NHWC */
+static void pick_format(const gcr_call *c, gcr_meta *out)
+{
+    gcr_format f = GCR_NCHW;
+    for (int i = 0; i < c->n_in; i++)
+        if (c->in[i] && gcr_meta_same_shape(&c->in[i]->m, out) && gcr_meta_is_nhwc(&c->in[i]->m)) f = GCR_NHWC;
+    gcr_meta_set_format(out, f);
+}
+
+static gcr_status infer_pointwise(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    char b1[96], b2[96];
+    const gcr_meta *x = &c->in[0]->m;
+    *out = *x;
+    if (c->op == GCR_OP_CAST) {
+        if ((unsigned)c->p.dtype >= GCR_DTYPE_COUNT) FAIL(GCR_ERR_DTYPE, "cast: invalid target dtype %d", (int)c->p.dtype);
+        out->dtype = c->p.dtype;
+        pick_format(c, out);
+        return GCR_OK;
+    }
+    GCR_TRY(need_float(c, 0, err, errn));
+    if (c->op == GCR_OP_CLAMP && !(c->p.f[0] <= c->p.f[1]))
+        FAIL(GCR_ERR_PARAM, "clamp: min %g > max %g on %s", c->p.f[0], c->p.f[1], M(0, b1));
+    if (c->op == GCR_OP_BATCH_NORM) {
+        if (x->ndim < 2) FAIL(GCR_ERR_SHAPE, "batch_norm: input %s needs at least 2 dims", M(0, b1));
+        for (int i = 1; i < c->n_in; i++) {
+            if (!c->in[i]) continue;
+            GCR_TRY(need_float(c, i, err, errn));
+            const gcr_meta *p = &c->in[i]->m;
+            if (p->ndim != 1 || p->shape[0] != x->shape[1])
+                FAIL(GCR_ERR_SHAPE, "batch_norm: parameter %d is %s, expected [%lld] for input %s", i,
+                     M(i, b2), (long long)x->shape[1], M(0, b1));
+        }
+        if (!(c->p.f[0] >= 0)) FAIL(GCR_ERR_PARAM, "batch_norm: eps %g < 0", c->p.f[0]);
+        pick_format(c, out);
+        return GCR_OK;
+    }
+    if (gcr_op_table[c->op].arity == 2 && !c->p.has_scalar) {
+        const gcr_meta *y = &c->in[1]->m;
+        GCR_TRY(need_float(c, 1, err, errn));
+        GCR_TRY(same_dtype(c, 0, 1, err, errn));
+        int nd = x->ndim > y->ndim ? x->ndim : y->ndim;
+        out->ndim = nd;
+        for (int d = 0; d < nd; d++) {
+            int dx = d - (nd - x->ndim), dy = d - (nd - y->ndim);
+            int64_t sx = dx >= 0 ? x->shape[dx] : 1, sy = dy >= 0 ? y->shape[dy] : 1;
+            if (sx != sy && sx != 1 && sy != 1)
+                FAIL(GCR_ERR_SHAPE, "%s: shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", opname(c),
+                     M(0, b1), M(1, b2), d, (long long)sx, (long long)sy);
+            out->shape[d] = sx == 1 ? sy : sx;
+        }
+    }
+    pick_format(c, out);
+    return GCR_OK;
+}
+
+static gcr_status infer_reduce(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    GCR_TRY(need_float(c, 0, err, errn));
+    const gcr_meta *x = &c->in[0]->m;
+    bool red[GCR_MAX_DIMS] = {0};
+    for (int i = 0; i < c->p.n; i++) red[c->p.v[i]] = true; /* axes normalised by the API */
+    *out = *x;
+    out->ndim = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (!red[d]) out->shape[out->ndim++] = x->shape[d];
+        else if (c->p.keepdim) out->shape[out->ndim++] = 1;
+    }
+    if (c->op == GCR_OP_MAX) {
+        for (int d = 0; d < x->ndim; d++)
+            if (red[d] && x->shape[d] == 0) {
+                char b[96];
+                FAIL(GCR_ERR_SHAPE, "max: reducing empty dim %d of %s", d, M(0, b));
+            }
+    }
+    gcr_meta_set_contiguous(out);
+    return GCR_OK;
+}
+
+static gcr_status infer_conv(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    char b1[96], b2[96], b3[96];
+    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m;
+    const gcr_conv2d_params *p = &c->p.conv;
+    GCR_TRY(need_float(c, 0, err, errn));
+    GCR_TRY(same_dtype(c, 0, 1, err, errn));
+    if (x->ndim != 4 || w->ndim != 4)
+        FAIL(GCR_ERR_SHAPE, "conv2d: input %s and weight %s must be 4-d", M(0, b1), M(1, b2));
+    for (int i = 0; i < 2; i++)
+        if (p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0)
+            FAIL(GCR_ERR_PARAM, "conv2d: stride %dx%d, padding %dx%d, dilation %dx%d invalid for input %s",
+                 p->stride[0], p->stride[1], p->padding[0], p->padding[1], p->dilation[0], p->dilation[1], M(0, b1));
+    int64_t C = x->shape[1], O = w->shape[0];
+    if (p->groups < 1 || C % p->groups || O % p->groups)
+        FAIL(GCR_ERR_PARAM, "conv2d: groups %d must divide input channels %lld and output channels %lld (input %s, weight %s)",
+             p->groups, (long long)C, (long long)O, M(0, b1), M(1, b2));
+    if (w->shape[1] * p->groups != C)
+        FAIL(GCR_ERR_SHAPE, "conv2d: weight %s expects %lld input channels, input %s has %lld (groups %d)", M(1, b2),
+             (long long)(w->shape[1] * p->groups), M(0, b1), (long long)C, p->groups);
+    if (c->in[2]) {
+        GCR_TRY(same_dtype(c, 0, 2, err, errn));
+        if (c->in[2]->m.ndim != 1 || c->in[2]->m.shape[0] != O)
+            FAIL(GCR_ERR_SHAPE, "conv2d: bias %s must be [%lld]", M(2, b3), (long long)O);
+    }
+    int64_t oh = (x->shape[2] + 2 * p->padding[0] - p->dilation[0] * (w->shape[2] - 1) - 1) / p->stride[0] + 1;
+    int64_t ow = (x->shape[3] + 2 * p->padding[1] - p->dilation[1] * (w->shape[3] - 1) - 1) / p->stride[1] + 1;
+    if (oh < 1 || ow < 1 || x->shape[2] + 2 * p->padding[0] < p->dilation[0] * (w->shape[2] - 1) + 1 ||
+        x->shape[3] + 2 * p->padding[1] < p->dilation[1] * (w->shape[3] - 1) + 1)
+        FAIL(GCR_ERR_SHAPE, "conv2d: kernel %s larger than padded input %s", M(1, b2), M(0, b1));
+    *out = *x;
+    out->shape[1] = O;
+    out->shape[2] = oh;
+    out->shape[3] = ow;
+    gcr_meta_set_format(out, gcr_meta_is_nhwc(x) ? GCR_NHWC : GCR_NCHW);
+    return GCR_OK;
+}
+
+static gcr_status infer_matmul(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    char b1[96], b2[96], b3[96];
+    const gcr_meta *a = &c->in[0]->m, *w = &c->in[1]->m;
+    GCR_TRY(need_float(c, 0, err, errn));
+    GCR_TRY(same_dtype(c, 0, 1, err, errn));
+    *out = *a;
+    if (c->op == GCR_OP_LINEAR) {
+        if (a->ndim < 1 || w->ndim != 2 || a->shape[a->ndim - 1] != w->shape[1])
+            FAIL(GCR_ERR_SHAPE, "linear: input %s and weight %s do not agree (weight must be [out, %lld])", M(0, b1),
+                 M(1, b2), (long long)(a->ndim ? a->shape[a->ndim - 1] : 0));
+        if (c->in[2]) {
+            GCR_TRY(same_dtype(c, 0, 2, err, errn));
+            if (c->in[2]->m.ndim != 1 || c->in[2]->m.shape[0] != w->shape[0])
+                FAIL(GCR_ERR_SHAPE, "linear: bias %s must be [%lld]", M(2, b3), (long long)w->shape[0]);
+        }
+        out->shape[a->ndim - 1] = w->shape[0];
+        gcr_meta_set_contiguous(out);
+        return GCR_OK;
+    }
+    /* matmul: both >= 2-d here (the API lifts 1-d operands); batch dims broadcast */
+    if (a->ndim < 2 || w->ndim < 2 || a->shape[a->ndim - 1] != w->shape[w->ndim - 2])
+        FAIL(GCR_ERR_SHAPE, "matmul: shapes %s and %s do not agree", M(0, b1), M(1, b2));
+    int nd = a->ndim > w->ndim ? a->ndim : w->ndim;
+    out->ndim = nd;
+    for (int d = 0; d < nd - 2; d++) {
+        int da = d - (nd - a->ndim), dw = d - (nd - w->ndim);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sw = dw >= 0 ? w->shape[dw] : 1;
+        if (sa != sw && sa != 1 && sw != 1)
+            FAIL(GCR_ERR_SHAPE, "matmul: batch dims of %s and %s do not broadcast", M(0, b1), M(1, b2));
+        out->shape[d] = sa == 1 ? sw : sa;
+    }
+    out->shape[nd - 2] = a->shape[a->ndim - 2];
+    out->shape[nd - 1] = w->shape[w->ndim - 1];
+    gcr_meta_set_contiguous(out);
+    return GCR_OK;
+}
+
+static int64_t pool_out(int64_t in, int k, int s, int pad, int dil, int ceil_mode)
+{
+    int64_t span = in + 2 * pad - (int64_t)dil * (k - 1) - 1;
+    int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    /* PyTorch: the last window must start inside the input or left padding */
+    if (ceil_mode && (o - 1) * s >= in + pad) o--;
+    return o;
+}
+
+static gcr_status infer_pool(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    char b1[96];
+    const gcr_meta *x = &c->in[0]->m;
+    GCR_TRY(need_float(c, 0, err, errn));
+    if (x->ndim != 4) FAIL(GCR_ERR_SHAPE, "%s: input %s must be 4-d", opname(c), M(0, b1));
+    *out = *x;
+    if (c->op == GCR_OP_ADAPTIVE_AVG_POOL2D) {
+        if (c->p.v[0] < 1 || c->p.v[1] < 1)
+            FAIL(GCR_ERR_PARAM, "adaptive_avg_pool2d: output size %lldx%lld invalid for %s", (long long)c->p.v[0],
+                 (long long)c->p.v[1], M(0, b1));
+        out->shape[2] = c->p.v[0];
+        out->shape[3] = c->p.v[1];
+    } else {
+        const gcr_pool2d_params *p = &c->p.pool;
+        for (int i = 0; i < 2; i++) {
+            if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0 ||
+                2 * p->padding[i] > p->kernel[i])
+                FAIL(GCR_ERR_PARAM, "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d invalid for %s "
+                     "(padding at most half the kernel)", opname(c), p->kernel[0], p->kernel[1], p->stride[0],
+                     p->stride[1], p->padding[0], p->padding[1], p->dilation[0], p->dilation[1], M(0, b1));
+            int64_t o = pool_out(x->shape[2 + i], p->kernel[i], p->stride[i], p->padding[i], p->dilation[i], p->ceil_mode);
+            if (o < 1) FAIL(GCR_ERR_SHAPE, "%s: window %dx%d larger than input %s", opname(c), p->kernel[0], p->kernel[1], M(0, b1));
+            out->shape[2 + i] = o;
+        }
+    }
+    gcr_meta_set_format(out, gcr_meta_is_nhwc(x) ? GCR_NHWC : GCR_NCHW);
+    return GCR_OK;
+}
+
+static gcr_status infer_view(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    char b1[96];
+    const gcr_meta *x = &c->in[0]->m;
+    *out = *x;
+    switch (c->op) {
+    case GCR_OP_RESHAPE: {
+        int64_t n = 1;
+        out->ndim = c->p.n;
+        for (int i = 0; i < c->p.n; i++) n *= (out->shape[i] = c->p.v[i]);
+        if (n != gcr_meta_numel(x) || c->p.n > GCR_MAX_DIMS)
+            FAIL(GCR_ERR_SHAPE, "reshape: %s has %lld elements, the new shape %lld", M(0, b1),
+                 (long long)gcr_meta_numel(x), (long long)n);
+        if (!gcr_meta_is_contiguous(x)) FAIL(GCR_ERR_INTERNAL, "reshape: view of non-contiguous %s", M(0, b1));
+        gcr_meta_set_contiguous(out);
+        return GCR_OK;
+    }
+    case GCR_OP_PERMUTE:
+        for (int i = 0; i < x->ndim; i++) {
+            out->shape[i] = x->shape[c->p.v[i]];
+            out->strides[i] = x->strides[c->p.v[i]];
+        }
+        return GCR_OK;
+    case GCR_OP_SLICE: {
+        int d = (int)c->p.v[0];
+        int64_t start = c->p.v[1], end = c->p.v[2], step = c->p.v[3];
+        out->shape[d] = end > start ? (end - start + step - 1) / step : 0;
+        out->strides[d] = x->strides[d] * step;
+        return GCR_OK;
+    }
+    default: FAIL(GCR_ERR_INTERNAL, "%s: not a view", opname(c));
+    }
+}
+
+static gcr_status infer_movement(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    char b1[96], b2[96];
+    *out = c->in[0]->m;
+    if (c->op == GCR_OP_CONTIGUOUS) {
+        if (c->p.fmt == GCR_NHWC && out->ndim != 4)
+            FAIL(GCR_ERR_PARAM, "contiguous: NHWC needs a 4-d tensor, got %s", M(0, b1));
+        gcr_meta_set_format(out, c->p.fmt);
+        return GCR_OK;
+    }
+    /* CONCAT */
+    int axis = (int)c->p.v[0];
+    bool all_nhwc = true;
+    out->shape[axis] = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const gcr_meta *m = &c->in[i]->m;
+        if (m->dtype != out->dtype) GCR_TRY(same_dtype(c, 0, i, err, errn));
+        if (m->ndim != out->ndim) FAIL(GCR_ERR_SHAPE, "concat: %s and %s differ in rank", M(0, b1), M(i, b2));
+        for (int d = 0; d < m->ndim; d++)
+            if (d != axis && m->shape[d] != out->shape[d])
+                FAIL(GCR_ERR_SHAPE, "concat: %s and %s differ outside axis %d", M(0, b1), M(i, b2), axis);
+        out->shape[axis] += m->shape[axis];
+        all_nhwc = all_nhwc && gcr_meta_is_nhwc(m);
+    }
+    gcr_meta_set_format(out, all_nhwc ? GCR_NHWC : GCR_NCHW);
+    return GCR_OK;
+}
+
+gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    switch (gcr_op_table[c->op].kind) {
+    case GCR_KIND_POINTWISE: return infer_pointwise(c, out, err, errn);
+    case GCR_KIND_REDUCE: return infer_reduce(c, out, err, errn);
+    case GCR_KIND_CONV: return infer_conv(c, out, err, errn);
+    case GCR_KIND_MATMUL: return infer_matmul(c, out, err, errn);
+    case GCR_KIND_POOL: return infer_pool(c, out, err, errn);
+    case GCR_KIND_VIEW: return infer_view(c, out, err, errn);
+    case GCR_KIND_MOVEMENT: return infer_movement(c, out, err, errn);
+    default: FAIL(GCR_ERR_INTERNAL, "unknown op %d", (int)c->op);
+    }
+}

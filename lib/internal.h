@@ -1,0 +1,241 @@
+/* internal.h — the library's private core: tensor, context, op call and backend structs shared
+ * by the eager dispatch (lib/), the backends (lib/cpu, lib/cuda), capture/ and replay/.
+ * Nothing here is exported: the library builds with -fvisibility=hidden. */
+#ifndef GCR_INTERNAL_H
+#define GCR_INTERNAL_H
+
+#include "gcr.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- op table */
+
+typedef enum gcr_kind {
+    GCR_KIND_POINTWISE, GCR_KIND_REDUCE, GCR_KIND_CONV, GCR_KIND_MATMUL,
+    GCR_KIND_POOL, GCR_KIND_VIEW, GCR_KIND_MOVEMENT, GCR_KIND_COUNT
+} gcr_kind;
+
+typedef enum gcr_op {
+#define X(E, name, arity, kind, expr) GCR_OP_##E,
+#include "ops.def"
+#undef X
+    GCR_OP_COUNT
+} gcr_op;
+
+typedef struct gcr_op_info {
+    const char *name;  /* "add" */
+    int arity;         /* -1 variadic */
+    gcr_kind kind;
+    const char *expr;  /* pointwise scalar formula as text (for codegen), "0" otherwise */
+} gcr_op_info;
+
+extern const gcr_op_info gcr_op_table[GCR_OP_COUNT];
+const char *gcr_kind_name(gcr_kind k);
+/* Value a missing optional input of a pointwise op reads as (batch-norm gamma 1, beta 0). */
+float gcr_op_missing_input(gcr_op op, int input);
+
+/* ---------------------------------------------------------------- metadata */
+
+/* dtype, shape and strides (in elements) of a tensor or traced value */
+typedef struct gcr_meta {
+    gcr_dtype dtype;
+    int ndim;
+    int64_t shape[GCR_MAX_DIMS];
+    int64_t strides[GCR_MAX_DIMS];
+} gcr_meta;
+
+int64_t gcr_meta_numel(const gcr_meta *m);
+void gcr_meta_set_contiguous(gcr_meta *m);           /* row-major strides */
+void gcr_meta_set_format(gcr_meta *m, gcr_format f); /* dense strides in f (NHWC needs ndim 4) */
+bool gcr_meta_is_contiguous(const gcr_meta *m);
+bool gcr_meta_is_nhwc(const gcr_meta *m);            /* 4-d dense channels-last (and not also row-major) */
+bool gcr_meta_is_dense(const gcr_meta *m);           /* row-major or NHWC dense */
+bool gcr_meta_same_shape(const gcr_meta *a, const gcr_meta *b);
+/* "f32[2,3,4]" with ":nhwc"/":strided" suffixes; returns buf */
+char *gcr_meta_str(const gcr_meta *m, char *buf, size_t n);
+/* Storage span of m, in elements: 1 + sum (shape-1)*stride (0 when numel is 0). */
+int64_t gcr_meta_span(const gcr_meta *m);
+
+/* ---------------------------------------------------------------- op parameters and calls */
+
+typedef struct gcr_params {
+    float f[4];          /* CLAMP lo,hi; scalar operand in f[0]; BATCH_NORM eps in f[0] */
+    int has_scalar;      /* binary op whose b is the scalar f[0] */
+    gcr_dtype dtype;     /* CAST target */
+    int n;               /* entries used in v */
+    int64_t v[GCR_MAX_DIMS]; /* SUM/MEAN/MAX axes (normalised, sorted); PERMUTE perm; RESHAPE shape;
+                                SLICE dim,start,end,step (normalised); CONCAT axis in v[0];
+                                ADAPTIVE_AVG_POOL2D out h,w */
+    int keepdim;
+    gcr_format fmt;      /* CONTIGUOUS target */
+    gcr_conv2d_params conv;
+    gcr_pool2d_params pool;
+} gcr_params; /* always zero-initialised in full, so memcmp compares two calls */
+
+#define GCR_MAX_INPUTS 64
+
+/* One op application: what dispatch validates, the trace records and a backend runs. */
+typedef struct gcr_call {
+    gcr_op op;
+    int n_in;
+    gcr_tensor *in[GCR_MAX_INPUTS]; /* optional inputs may be NULL */
+    gcr_params p;
+} gcr_call;
+
+/* Infers the result's meta (dtype, shape, dense strides in the format the op yields) and
+ * validates dtypes and parameters; on failure fills err (op name and shapes). */
+gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn);
+/* Strides (elements) to read pointwise input i of call c when iterating over out's shape: 0 on
+ * broadcast dims, and dim 1 only for BATCH_NORM's parameter vectors. */
+void gcr_bcast_strides(gcr_op op, int input, const gcr_meta *in, const gcr_meta *out, int64_t *strides);
+
+/* ---------------------------------------------------------------- tensors */
+
+enum {
+    GCR_TF_KEEP = 1u << 0,   /* exempt from scopes */
+    GCR_TF_CONST = 1u << 1,  /* constant (weights): capture may fold it */
+    GCR_TF_TRACED = 1u << 2, /* created while capturing: owned by a trace/graph, not the ctx list */
+    GCR_TF_OUTPUT = 1u << 3, /* marked with gcr_graph_output */
+};
+
+typedef struct gcr_storage {
+    int refs;
+    void *data;        /* host or device pointer */
+    size_t bytes;
+    bool borrowed;     /* memory owned elsewhere (a graph's arena): not freed with the storage */
+} gcr_storage;
+
+struct gcr_tensor {
+    gcr_ctx *ctx;
+    gcr_meta m;
+    int64_t offset;       /* elements from storage base */
+    gcr_storage *st;      /* NULL for traced tensors without data */
+    uint32_t flags;
+    /* ctx ownership list (untraced tensors) */
+    gcr_tensor *prev, *next;
+    uint64_t seq;
+    /* capture: the trace and value this tensor stands for (traced tensors only) */
+    void *trace;
+    int value;
+};
+
+/* Data pointer of t's first element (NULL when it has no storage). */
+static inline void *gcr_tensor_data(const gcr_tensor *t)
+{
+    if (!t->st) return NULL;
+    return (char *)t->st->data + t->offset * (int64_t)gcr_dtype_size(t->m.dtype);
+}
+
+/* A tensor with storage of meta m on ctx's device, owned by the ctx list (NULL + error on OOM). */
+gcr_tensor *gcr_tensor_alloc(gcr_ctx *ctx, const gcr_meta *m, const char *op);
+/* A handle sharing src's storage with meta m and element offset off (for views). */
+gcr_tensor *gcr_tensor_view_of(gcr_ctx *ctx, gcr_tensor *src, const gcr_meta *m, int64_t off);
+/* A handle with no storage, not on the ctx list (for traces; freed with gcr_tensor_destroy). */
+gcr_tensor *gcr_tensor_shell(gcr_ctx *ctx, const gcr_meta *m);
+/* Wraps memory owned elsewhere (arena) as a borrowed storage; replaces t's storage. */
+gcr_status gcr_tensor_bind(gcr_tensor *t, void *data, size_t bytes);
+/* Frees a handle regardless of list membership. */
+void gcr_tensor_destroy(gcr_tensor *t);
+
+/* ---------------------------------------------------------------- backend */
+
+typedef enum { GCR_COPY_H2D, GCR_COPY_D2H, GCR_COPY_D2D } gcr_copy_kind;
+
+typedef struct gcr_backend {
+    const char *name;
+    gcr_device device;
+    gcr_status (*init)(gcr_ctx *ctx, int device_index); /* sets ctx->be_state, ctx->device_name */
+    void (*fini)(gcr_ctx *ctx);
+    gcr_status (*alloc)(gcr_ctx *ctx, size_t bytes, void **ptr);
+    void (*free)(gcr_ctx *ctx, void *ptr, size_t bytes);
+    gcr_status (*copy)(gcr_ctx *ctx, void *dst, const void *src, size_t bytes, gcr_copy_kind k);
+    /* Runs one non-view call eagerly into out, whose storage is allocated and whose strides are
+     * dense (row-major or NHWC); inputs may have any strides. */
+    gcr_status (*run)(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);
+    gcr_status (*sync)(gcr_ctx *ctx);
+} gcr_backend;
+
+extern const gcr_backend gcr_cpu_backend;
+/* NULL when the library was built without CUDA */
+const gcr_backend *gcr_cuda_backend_get(void);
+
+/* ---------------------------------------------------------------- context */
+
+typedef enum { GCR_MODE_EAGER, GCR_MODE_CAPTURE, GCR_MODE_CHECK } gcr_mode;
+
+struct gcr_region;
+
+struct gcr_ctx {
+    gcr_device device;
+    const gcr_backend *be;
+    void *be_state;
+    char device_name[256];
+    gcr_knobs knobs;       /* strings owned by the ctx */
+    gcr_status status;
+    char err[2048];
+    gcr_tensor live;       /* sentinel of the list of ctx-owned tensors, oldest first */
+    uint64_t seq;
+    gcr_mode mode;
+    void *trace;           /* current trace while capturing or checking (capture/) */
+    struct gcr_region *regions; /* uthash by name (replay/) */
+    struct gcr_region *region;  /* region whose body runs now */
+    void *cpu_scratch;     /* CPU backend's reusable buffers */
+};
+
+/* Records the first error on ctx (later ones are dropped until cleared); returns s. With GCR_LOG
+ * the message is printed to stderr. */
+gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void gcr_info(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Internal check macros: record the failed expression with file:line on ctx and return. */
+#define GCR_CHECK(ctx, cond, st, ...)                                                          \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            gcr_set_error((ctx), (st), __VA_ARGS__);                                           \
+            return (st);                                                                       \
+        }                                                                                      \
+    } while (0)
+#define GCR_CHECK_NULL(ctx, cond, st, ...)                                                     \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            gcr_set_error((ctx), (st), __VA_ARGS__);                                           \
+            return NULL;                                                                       \
+        }                                                                                      \
+    } while (0)
+#define GCR_TRY(expr)                                                                          \
+    do {                                                                                       \
+        gcr_status gcr_try_s_ = (expr);                                                        \
+        if (gcr_try_s_ != GCR_OK) return gcr_try_s_;                                           \
+    } while (0)
+/* For "cannot happen" states: names the expression and file:line. */
+#define GCR_ASSERT(ctx, cond)                                                                  \
+    GCR_CHECK(ctx, cond, GCR_ERR_INTERNAL, "internal: %s failed at %s:%d", #cond, __FILE__, __LINE__)
+
+/* Runs a validated call: eager through the backend, or recorded while capturing/checking.
+ * Returns the result or NULL with the error set. */
+gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c);
+/* Element offset a view call adds to its source (SLICE start * stride; 0 otherwise). */
+int64_t gcr_view_offset(const gcr_call *c);
+
+/* ---------------------------------------------------------------- capture hooks (capture/) */
+
+/* Records c (already inferred to meta out) in the current trace; returns the traced tensor. */
+gcr_tensor *gcr_trace_record(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
+/* Frees everything capture and replay keep on ctx (regions, open trace). */
+void gcr_capture_ctx_free(gcr_ctx *ctx);
+
+/* ---------------------------------------------------------------- dtype helpers */
+
+float gcr_f16_to_f32(uint16_t h);
+uint16_t gcr_f32_to_f16(float f);
+float gcr_bf16_to_f32(uint16_t h);
+uint16_t gcr_f32_to_bf16(float f);
+bool gcr_dtype_is_float(gcr_dtype t);
+/* element i of a typed buffer as f32 / stored from f32 (rounding to nearest even for f16/bf16) */
+float gcr_load_f32(const void *p, gcr_dtype t, int64_t i);
+void gcr_store_f32(void *p, gcr_dtype t, int64_t i, float v);
+
+#endif /* GCR_INTERNAL_H */

@@ -1,0 +1,95 @@
+/* meta.c — shapes and strides: layouts, comparisons and the one broadcasting rule. */
+#include "internal.h"
+#include <stdio.h>
+
+int64_t gcr_meta_numel(const gcr_meta *m)
+{
+    int64_t n = 1;
+    for (int i = 0; i < m->ndim; i++) n *= m->shape[i];
+    return n;
+}
+
+void gcr_meta_set_contiguous(gcr_meta *m)
+{
+    int64_t s = 1;
+    for (int i = m->ndim - 1; i >= 0; i--) {
+        m->strides[i] = s;
+        s *= m->shape[i] > 0 ? m->shape[i] : 1;
+    }
+}
+
+void gcr_meta_set_format(gcr_meta *m, gcr_format f)
+{
+    if (f != GCR_NHWC || m->ndim != 4) { gcr_meta_set_contiguous(m); return; }
+    int64_t C = m->shape[1], H = m->shape[2], W = m->shape[3];
+    m->strides[1] = 1;
+    m->strides[3] = C;
+    m->strides[2] = C * W;
+    m->strides[0] = C * W * H;
+}
+
+static bool strides_match(const gcr_meta *m, const gcr_meta *dense)
+{
+    for (int i = 0; i < m->ndim; i++)
+        if (m->shape[i] != 1 && m->strides[i] != dense->strides[i]) return false;
+    return true;
+}
+
+bool gcr_meta_is_contiguous(const gcr_meta *m)
+{
+    gcr_meta d = *m;
+    gcr_meta_set_contiguous(&d);
+    return strides_match(m, &d);
+}
+
+bool gcr_meta_is_nhwc(const gcr_meta *m)
+{
+    if (m->ndim != 4 || gcr_meta_is_contiguous(m)) return false;
+    gcr_meta d = *m;
+    gcr_meta_set_format(&d, GCR_NHWC);
+    return strides_match(m, &d);
+}
+
+bool gcr_meta_is_dense(const gcr_meta *m) { return gcr_meta_is_contiguous(m) || gcr_meta_is_nhwc(m); }
+
+bool gcr_meta_same_shape(const gcr_meta *a, const gcr_meta *b)
+{
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+char *gcr_meta_str(const gcr_meta *m, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "%s[", gcr_dtype_name(m->dtype));
+    for (int i = 0; i < m->ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)m->shape[i]);
+    if (k < n) k += (size_t)snprintf(buf + k, n - k, "]");
+    if (k < n && !gcr_meta_is_contiguous(m))
+        snprintf(buf + k, n - k, gcr_meta_is_nhwc(m) ? ":nhwc" : ":strided");
+    return buf;
+}
+
+int64_t gcr_meta_span(const gcr_meta *m)
+{
+    int64_t span = 1;
+    for (int i = 0; i < m->ndim; i++) {
+        if (m->shape[i] == 0) return 0;
+        span += (m->shape[i] - 1) * (m->strides[i] < 0 ? -m->strides[i] : m->strides[i]);
+    }
+    return span;
+}
+
+void gcr_bcast_strides(gcr_op op, int input, const gcr_meta *in, const gcr_meta *out, int64_t *strides)
+{
+    for (int d = 0; d < out->ndim; d++) strides[d] = 0;
+    if (op == GCR_OP_BATCH_NORM && input > 0) { /* [C] parameter along dim 1 */
+        if (out->ndim > 1 && in->shape[0] != 1) strides[1] = in->strides[0];
+        return;
+    }
+    /* NumPy: align trailing dims; size-1 dims broadcast */
+    int off = out->ndim - in->ndim;
+    for (int d = 0; d < in->ndim; d++)
+        strides[off + d] = in->shape[d] == 1 ? 0 : in->strides[d];
+}

@@ -1,0 +1,426 @@
+/* ops.c — the public op entry points: argument checks, parameter normalisation (axes, -1 dims,
+ * defaults), and composites written as their primitives so eager mode pays per primitive. */
+#include "internal.h"
+#include <stdio.h>
+
+#define NEED(ctx, x, fn)                                                                        \
+    do {                                                                                        \
+        if (!(ctx)) return NULL;                                                                \
+        if (!(x)) {                                                                             \
+            gcr_set_error((ctx), GCR_ERR_INVALID, "%s: NULL tensor argument '%s'", fn, #x);     \
+            return NULL;                                                                        \
+        }                                                                                       \
+    } while (0)
+
+static gcr_call call1(gcr_op op, gcr_tensor *x)
+{
+    gcr_call c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.n_in = 1;
+    c.in[0] = x;
+    return c;
+}
+
+static gcr_tensor *unary(gcr_ctx *ctx, gcr_op op, gcr_tensor *x)
+{
+    NEED(ctx, x, gcr_op_table[op].name);
+    gcr_call c = call1(op, x);
+    return gcr_dispatch(ctx, &c);
+}
+
+#define UNARY(fn, OP) gcr_tensor *gcr_##fn(gcr_ctx *ctx, gcr_tensor *x) { return unary(ctx, GCR_OP_##OP, x); }
+UNARY(neg, NEG)
+UNARY(abs, ABS)
+UNARY(relu, RELU)
+UNARY(sigmoid, SIGMOID)
+UNARY(tanh, TANH)
+UNARY(exp, EXP)
+UNARY(log, LOG)
+UNARY(sqrt, SQRT)
+UNARY(rsqrt, RSQRT)
+
+gcr_tensor *gcr_clamp(gcr_ctx *ctx, gcr_tensor *x, float lo, float hi)
+{
+    NEED(ctx, x, "clamp");
+    gcr_call c = call1(GCR_OP_CLAMP, x);
+    c.p.f[0] = lo;
+    c.p.f[1] = hi;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_cast(gcr_ctx *ctx, gcr_tensor *x, gcr_dtype to)
+{
+    NEED(ctx, x, "cast");
+    gcr_call c = call1(GCR_OP_CAST, x);
+    c.p.dtype = to;
+    return gcr_dispatch(ctx, &c);
+}
+
+static gcr_tensor *binary(gcr_ctx *ctx, gcr_op op, gcr_tensor *a, gcr_tensor *b)
+{
+    const char *fn = gcr_op_table[op].name;
+    NEED(ctx, a, fn);
+    NEED(ctx, b, fn);
+    gcr_call c = call1(op, a);
+    c.n_in = 2;
+    c.in[1] = b;
+    return gcr_dispatch(ctx, &c);
+}
+
+static gcr_tensor *binary_scalar(gcr_ctx *ctx, gcr_op op, gcr_tensor *a, float s)
+{
+    NEED(ctx, a, gcr_op_table[op].name);
+    gcr_call c = call1(op, a);
+    c.n_in = 2; /* in[1] stays NULL: b is the scalar */
+    c.p.has_scalar = 1;
+    c.p.f[0] = s;
+    return gcr_dispatch(ctx, &c);
+}
+
+#define BINARY(fn, OP)                                                                            \
+    gcr_tensor *gcr_##fn(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b) { return binary(ctx, GCR_OP_##OP, a, b); } \
+    gcr_tensor *gcr_##fn##_scalar(gcr_ctx *ctx, gcr_tensor *a, float s) { return binary_scalar(ctx, GCR_OP_##OP, a, s); }
+BINARY(add, ADD)
+BINARY(sub, SUB)
+BINARY(mul, MUL)
+BINARY(div, DIV)
+BINARY(maximum, MAXIMUM)
+BINARY(minimum, MINIMUM)
+
+/* ---------------------------------------------------------------- composites */
+
+gcr_tensor *gcr_hardswish(gcr_ctx *ctx, gcr_tensor *x)
+{
+    gcr_tensor *t = gcr_add_scalar(ctx, x, 3.0f);
+    gcr_tensor *u = gcr_clamp(ctx, t, 0.0f, 6.0f);
+    gcr_tensor *v = gcr_mul(ctx, x, u);
+    gcr_tensor *y = gcr_div_scalar(ctx, v, 6.0f);
+    gcr_tensor_free(t);
+    gcr_tensor_free(u);
+    gcr_tensor_free(v);
+    return y;
+}
+
+gcr_tensor *gcr_hardsigmoid(gcr_ctx *ctx, gcr_tensor *x)
+{
+    gcr_tensor *t = gcr_add_scalar(ctx, x, 3.0f);
+    gcr_tensor *u = gcr_clamp(ctx, t, 0.0f, 6.0f);
+    gcr_tensor *y = gcr_div_scalar(ctx, u, 6.0f);
+    gcr_tensor_free(t);
+    gcr_tensor_free(u);
+    return y;
+}
+
+gcr_tensor *gcr_relu6(gcr_ctx *ctx, gcr_tensor *x) { return gcr_clamp(ctx, x, 0.0f, 6.0f); }
+
+gcr_tensor *gcr_silu(gcr_ctx *ctx, gcr_tensor *x)
+{
+    gcr_tensor *s = gcr_sigmoid(ctx, x);
+    gcr_tensor *y = gcr_mul(ctx, x, s);
+    gcr_tensor_free(s);
+    return y;
+}
+
+gcr_tensor *gcr_softmax(gcr_ctx *ctx, gcr_tensor *x, int axis)
+{
+    NEED(ctx, x, "softmax");
+    gcr_tensor *m = gcr_max(ctx, x, &axis, 1, 1);
+    gcr_tensor *d = gcr_sub(ctx, x, m);
+    gcr_tensor *e = gcr_exp(ctx, d);
+    gcr_tensor *s = gcr_sum(ctx, e, &axis, 1, 1);
+    gcr_tensor *y = gcr_div(ctx, e, s);
+    gcr_tensor_free(m);
+    gcr_tensor_free(d);
+    gcr_tensor_free(e);
+    gcr_tensor_free(s);
+    return y;
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+static gcr_tensor *reduce(gcr_ctx *ctx, gcr_op op, gcr_tensor *x, const int *axes, int naxes, int keepdim)
+{
+    const char *fn = gcr_op_table[op].name;
+    NEED(ctx, x, fn);
+    gcr_call c = call1(op, x);
+    int nd = x->m.ndim;
+    bool seen[GCR_MAX_DIMS] = {0};
+    if (naxes < 0 || naxes > nd || (naxes > 0 && !axes)) {
+        gcr_set_error(ctx, GCR_ERR_PARAM, "%s: %d axes given for a %d-d tensor", fn, naxes, nd);
+        return NULL;
+    }
+    for (int i = 0; i < naxes; i++) {
+        int a = axes[i] < 0 ? axes[i] + nd : axes[i];
+        if (a < 0 || a >= nd || seen[a]) {
+            gcr_set_error(ctx, GCR_ERR_PARAM, "%s: axis %d invalid or repeated for a %d-d tensor", fn, axes[i], nd);
+            return NULL;
+        }
+        seen[a] = true;
+    }
+    for (int d = 0; d < nd; d++)
+        if (seen[d] || naxes == 0) c.p.v[c.p.n++] = d;
+    c.p.keepdim = keepdim ? 1 : 0;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_sum(gcr_ctx *ctx, gcr_tensor *x, const int *axes, int naxes, int keepdim)
+{ return reduce(ctx, GCR_OP_SUM, x, axes, naxes, keepdim); }
+gcr_tensor *gcr_mean(gcr_ctx *ctx, gcr_tensor *x, const int *axes, int naxes, int keepdim)
+{ return reduce(ctx, GCR_OP_MEAN, x, axes, naxes, keepdim); }
+gcr_tensor *gcr_max(gcr_ctx *ctx, gcr_tensor *x, const int *axes, int naxes, int keepdim)
+{ return reduce(ctx, GCR_OP_MAX, x, axes, naxes, keepdim); }
+
+/* ---------------------------------------------------------------- conv, norm, matmul, pool */
+
+gcr_conv2d_params gcr_conv2d_default(void)
+{
+    gcr_conv2d_params p = {{1, 1}, {0, 0}, {1, 1}, 1};
+    return p;
+}
+
+gcr_pool2d_params gcr_pool2d_default(int k)
+{
+    gcr_pool2d_params p = {{k, k}, {k, k}, {0, 0}, {1, 1}, 0, 1};
+    return p;
+}
+
+gcr_tensor *gcr_conv2d(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, gcr_tensor *b, const gcr_conv2d_params *p)
+{
+    NEED(ctx, x, "conv2d");
+    NEED(ctx, w, "conv2d");
+    gcr_call c = call1(GCR_OP_CONV2D, x);
+    c.n_in = 3;
+    c.in[1] = w;
+    c.in[2] = b;
+    c.p.conv = p ? *p : gcr_conv2d_default();
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_batch_norm(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *mean, gcr_tensor *var, gcr_tensor *gamma,
+                           gcr_tensor *beta, float eps)
+{
+    NEED(ctx, x, "batch_norm");
+    NEED(ctx, mean, "batch_norm");
+    NEED(ctx, var, "batch_norm");
+    gcr_call c = call1(GCR_OP_BATCH_NORM, x);
+    c.n_in = 5;
+    c.in[1] = mean;
+    c.in[2] = var;
+    c.in[3] = gamma;
+    c.in[4] = beta;
+    c.p.f[0] = eps;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_linear(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, gcr_tensor *b)
+{
+    NEED(ctx, x, "linear");
+    NEED(ctx, w, "linear");
+    gcr_call c = call1(GCR_OP_LINEAR, x);
+    c.n_in = 3;
+    c.in[1] = w;
+    c.in[2] = b;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
+{
+    NEED(ctx, a, "matmul");
+    NEED(ctx, b, "matmul");
+    if (a->m.ndim == 0 || b->m.ndim == 0) {
+        gcr_set_error(ctx, GCR_ERR_SHAPE, "matmul: 0-d operand");
+        return NULL;
+    }
+    /* NumPy: a 1-d a is a row [1,K], a 1-d b a column [K,1]; the added dim is dropped after */
+    gcr_tensor *a2 = a, *b2 = b;
+    if (a->m.ndim == 1) a2 = gcr_reshape(ctx, a, 2, (int64_t[]){1, a->m.shape[0]});
+    if (b->m.ndim == 1) b2 = gcr_reshape(ctx, b, 2, (int64_t[]){b->m.shape[0], 1});
+    gcr_call c = call1(GCR_OP_MATMUL, a2);
+    c.n_in = 2;
+    c.in[1] = b2;
+    gcr_tensor *y = a2 && b2 ? gcr_dispatch(ctx, &c) : NULL;
+    if (y && (a->m.ndim == 1 || b->m.ndim == 1)) {
+        int64_t shape[GCR_MAX_DIMS];
+        int n = 0;
+        for (int d = 0; d < y->m.ndim; d++) {
+            if (a->m.ndim == 1 && d == y->m.ndim - 2) continue;
+            if (b->m.ndim == 1 && d == y->m.ndim - 1) continue;
+            shape[n++] = y->m.shape[d];
+        }
+        gcr_tensor *r = gcr_reshape(ctx, y, n, shape);
+        gcr_tensor_free(y);
+        y = r;
+    }
+    if (a2 != a) gcr_tensor_free(a2);
+    if (b2 != b) gcr_tensor_free(b2);
+    return y;
+}
+
+static gcr_tensor *pool(gcr_ctx *ctx, gcr_op op, gcr_tensor *x, const gcr_pool2d_params *p)
+{
+    NEED(ctx, x, gcr_op_table[op].name);
+    NEED(ctx, p, gcr_op_table[op].name);
+    gcr_call c = call1(op, x);
+    c.p.pool = *p;
+    for (int i = 0; i < 2; i++)
+        if (c.p.pool.stride[i] == 0) c.p.pool.stride[i] = c.p.pool.kernel[i];
+    if (op == GCR_OP_MAX_POOL2D) c.p.pool.count_include_pad = 0; /* meaningless there; keep calls comparable */
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_max_pool2d(gcr_ctx *ctx, gcr_tensor *x, const gcr_pool2d_params *p) { return pool(ctx, GCR_OP_MAX_POOL2D, x, p); }
+gcr_tensor *gcr_avg_pool2d(gcr_ctx *ctx, gcr_tensor *x, const gcr_pool2d_params *p) { return pool(ctx, GCR_OP_AVG_POOL2D, x, p); }
+
+gcr_tensor *gcr_adaptive_avg_pool2d(gcr_ctx *ctx, gcr_tensor *x, int out_h, int out_w)
+{
+    NEED(ctx, x, "adaptive_avg_pool2d");
+    gcr_call c = call1(GCR_OP_ADAPTIVE_AVG_POOL2D, x);
+    c.p.n = 2;
+    c.p.v[0] = out_h;
+    c.p.v[1] = out_w;
+    return gcr_dispatch(ctx, &c);
+}
+
+/* ---------------------------------------------------------------- movement */
+
+gcr_tensor *gcr_contiguous(gcr_ctx *ctx, gcr_tensor *x, gcr_format fmt)
+{
+    NEED(ctx, x, "contiguous");
+    gcr_call c = call1(GCR_OP_CONTIGUOUS, x);
+    c.p.fmt = fmt;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape)
+{
+    NEED(ctx, x, "reshape");
+    char b[96];
+    if (ndim < 0 || ndim > GCR_MAX_DIMS || (ndim > 0 && !shape)) {
+        gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: invalid new rank %d for %s", ndim, gcr_meta_str(&x->m, b, sizeof b));
+        return NULL;
+    }
+    gcr_call c = call1(GCR_OP_RESHAPE, x);
+    int infer = -1;
+    int64_t known = 1;
+    c.p.n = ndim;
+    for (int i = 0; i < ndim; i++) {
+        c.p.v[i] = shape[i];
+        if (shape[i] == -1 && infer < 0) infer = i;
+        else if (shape[i] < 0) {
+            gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: dim %d is %lld for %s", i, (long long)shape[i],
+                          gcr_meta_str(&x->m, b, sizeof b));
+            return NULL;
+        } else known *= shape[i];
+    }
+    if (infer >= 0) c.p.v[infer] = known ? gcr_meta_numel(&x->m) / known : 0;
+    if (gcr_meta_is_contiguous(&x->m)) return gcr_dispatch(ctx, &c);
+    gcr_tensor *d = gcr_contiguous(ctx, x, GCR_NCHW); /* a strided source is copied first */
+    if (!d) return NULL;
+    c.in[0] = d;
+    gcr_tensor *y = gcr_dispatch(ctx, &c);
+    gcr_tensor_free(d); /* the view keeps the storage alive */
+    return y;
+}
+
+gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim)
+{
+    NEED(ctx, x, "flatten");
+    int nd = x->m.ndim;
+    if (start_dim < 0) start_dim += nd;
+    if (end_dim < 0) end_dim += nd;
+    if (nd == 0) return gcr_reshape(ctx, x, 1, (int64_t[]){1});
+    if (start_dim < 0 || end_dim >= nd || start_dim > end_dim) {
+        gcr_set_error(ctx, GCR_ERR_PARAM, "flatten: dims %d..%d invalid for a %d-d tensor", start_dim, end_dim, nd);
+        return NULL;
+    }
+    int64_t shape[GCR_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < start_dim; d++) shape[n++] = x->m.shape[d];
+    int64_t f = 1;
+    for (int d = start_dim; d <= end_dim; d++) f *= x->m.shape[d];
+    shape[n++] = f;
+    for (int d = end_dim + 1; d < nd; d++) shape[n++] = x->m.shape[d];
+    return gcr_reshape(ctx, x, n, shape);
+}
+
+gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm)
+{
+    NEED(ctx, x, "permute");
+    NEED(ctx, perm, "permute");
+    gcr_call c = call1(GCR_OP_PERMUTE, x);
+    bool seen[GCR_MAX_DIMS] = {0};
+    c.p.n = x->m.ndim;
+    for (int i = 0; i < x->m.ndim; i++) {
+        if (perm[i] < 0 || perm[i] >= x->m.ndim || seen[perm[i]]) {
+            gcr_set_error(ctx, GCR_ERR_PARAM, "permute: entry %d (%d) is not a permutation of %d dims", i, perm[i],
+                          x->m.ndim);
+            return NULL;
+        }
+        seen[perm[i]] = true;
+        c.p.v[i] = perm[i];
+    }
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_slice(gcr_ctx *ctx, gcr_tensor *x, int dim, int64_t start, int64_t end, int64_t step)
+{
+    NEED(ctx, x, "slice");
+    int nd = x->m.ndim;
+    if (dim < 0) dim += nd;
+    if (dim < 0 || dim >= nd || step < 1) {
+        gcr_set_error(ctx, GCR_ERR_PARAM, "slice: dim %d / step %lld invalid for a %d-d tensor", dim, (long long)step, nd);
+        return NULL;
+    }
+    int64_t n = x->m.shape[dim];
+    if (start < 0) start += n;
+    if (end < 0) end += n;
+    start = start < 0 ? 0 : start > n ? n : start;
+    end = end < start ? start : end > n ? n : end;
+    gcr_call c = call1(GCR_OP_SLICE, x);
+    c.p.n = 4;
+    c.p.v[0] = dim;
+    c.p.v[1] = start;
+    c.p.v[2] = end;
+    c.p.v[3] = step;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis)
+{
+    if (!ctx) return NULL;
+    if (!xs || n < 1 || n > GCR_MAX_INPUTS) {
+        gcr_set_error(ctx, GCR_ERR_INVALID, "concat: %d inputs (1..%d allowed)", n, GCR_MAX_INPUTS);
+        return NULL;
+    }
+    gcr_call c;
+    memset(&c, 0, sizeof c);
+    c.op = GCR_OP_CONCAT;
+    c.n_in = n;
+    for (int i = 0; i < n; i++) {
+        if (!xs[i]) {
+            gcr_set_error(ctx, GCR_ERR_INVALID, "concat: input %d is NULL", i);
+            return NULL;
+        }
+        c.in[i] = xs[i];
+    }
+    int nd = xs[0]->m.ndim;
+    if (axis < 0) axis += nd;
+    if (axis < 0 || axis >= nd) {
+        gcr_set_error(ctx, GCR_ERR_PARAM, "concat: axis %d invalid for %d-d inputs", axis, nd);
+        return NULL;
+    }
+    c.p.n = 1;
+    c.p.v[0] = axis;
+    return gcr_dispatch(ctx, &c);
+}
+
+gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p)
+{
+    NEED(ctx, x, "dropout");
+    if (!(p >= 0.0f && p < 1.0f)) {
+        gcr_set_error(ctx, GCR_ERR_PARAM, "dropout: p %g outside [0, 1)", p);
+        return NULL;
+    }
+    return x;
+}

@@ -1,0 +1,131 @@
+/* harness.h — the tiny test harness: checks that report file:line and carry on, seeded random
+ * data, tolerance comparison, and a closing line "N passed, N failed, N skipped". Each test file
+ * includes it once and ends main() with `return h_finish();`. */
+#ifndef GCR_TEST_HARNESS_H
+#define GCR_TEST_HARNESS_H
+
+#include "gcr.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int h_pass, h_fail, h_skip;
+static const char *h_case = "";
+
+/* counts one assertion; on failure prints where and why, and returns 0 */
+static __attribute__((unused)) int h_check(int ok, const char *file, int line, const char *fmt, ...)
+{
+    if (ok) { h_pass++; return 1; }
+    h_fail++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL %s:%d [%s] ", file, line, h_case);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 0;
+}
+#define CHECK(cond, ...) h_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+/* a status check that prints the context's message when it fails */
+#define CHECK_OK(ctx, st) CHECK((st) == GCR_OK, "%s: %s: %s", #st, gcr_status_name(st), gcr_ctx_error(ctx))
+
+static __attribute__((unused)) void h_skipped(const char *why)
+{
+    h_skip++;
+    printf("skip [%s] %s\n", h_case, why);
+}
+
+#define RUN(fn) do { h_case = #fn; fn(); } while (0)
+
+static __attribute__((unused)) int h_finish(void)
+{
+    printf("%d passed, %d failed, %d skipped\n", h_pass, h_fail, h_skip);
+    return h_fail ? 1 : 0;
+}
+
+/* xorshift64*: reproducible across platforms */
+static uint64_t h_state = 0x9E3779B97F4A7C15ull;
+static __attribute__((unused)) void h_seed(uint64_t s) { h_state = s ? s : 1; }
+static __attribute__((unused)) uint64_t h_next(void)
+{
+    h_state ^= h_state >> 12;
+    h_state ^= h_state << 25;
+    h_state ^= h_state >> 27;
+    return h_state * 2685821657736338717ull;
+}
+/* uniform in [lo, hi) */
+static __attribute__((unused)) float h_uniform(float lo, float hi) { return lo + (hi - lo) * (float)((h_next() >> 40) * (1.0 / 16777216.0)); }
+static __attribute__((unused)) void h_fill(float *p, int64_t n, float lo, float hi)
+{
+    for (int64_t i = 0; i < n; i++) p[i] = h_uniform(lo, hi);
+}
+static float *h_randn(int64_t n, float lo, float hi)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    h_fill(p, n, lo, hi);
+    return p;
+}
+
+/* |got - ref| <= atol + rtol * |ref| everywhere (NaN never passes); reports the worst element */
+static __attribute__((unused)) int h_close_at(const float *got, const float *ref, int64_t n, float atol, float rtol, const char *what,
+                      const char *file, int line)
+{
+    int64_t bad = -1, nbad = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]), lim = atol + rtol * fabs((double)ref[i]);
+        if (!(d <= lim) || isnan(got[i]) != isnan(ref[i])) {
+            nbad++;
+            if (bad < 0 || d - lim > worst) { worst = d - lim; bad = i; }
+        }
+    }
+    if (bad < 0) return h_check(1, file, line, "");
+    return h_check(0, file, line, "%s: %lld of %lld elements differ; worst at %lld: got %.7g want %.7g", what,
+                   (long long)nbad, (long long)n, (long long)bad, got[bad], ref[bad]);
+}
+#define CHECK_CLOSE(got, ref, n, atol, rtol, what) h_close_at(got, ref, n, atol, rtol, what, __FILE__, __LINE__)
+
+/* a context on the given device, or NULL (after a skip line) when that device is absent */
+static gcr_ctx *h_ctx(gcr_device dev)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = dev;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+        if (dev == GCR_DEVICE_CUDA) h_skipped("no CUDA device");
+        else CHECK(0, "cannot create a context on device %d", (int)dev);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* reads a tensor back as f32 (any dtype, any layout); the caller frees the result */
+static float *h_read(gcr_tensor *t)
+{
+    gcr_ctx *ctx = gcr_tensor_ctx(t);
+    gcr_tensor *f = gcr_tensor_dtype(t) == GCR_F32 ? t : gcr_cast(ctx, t, GCR_F32);
+    int64_t n = gcr_tensor_numel(t);
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (!f || gcr_tensor_to_host(f, p, (size_t)n * 4) != GCR_OK) {
+        CHECK(0, "reading a tensor back failed: %s", gcr_ctx_error(ctx));
+        for (int64_t i = 0; i < n; i++) p[i] = NAN;
+    }
+    if (f && f != t) gcr_tensor_free(f);
+    return p;
+}
+
+/* a tensor of dtype dt and format fmt holding the f32 values in host (converted on the device) */
+static gcr_tensor *h_tensor(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape, gcr_format fmt,
+                            const float *host)
+{
+    gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, ndim, shape, fmt, host);
+    if (!f || dt == GCR_F32) return f;
+    gcr_tensor *t = gcr_cast(ctx, f, dt);
+    gcr_tensor_free(f);
+    return t;
+}
+
+#endif

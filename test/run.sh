@@ -1,0 +1,31 @@
+#!/bin/sh
+# run.sh — runs every test binary given, then the shell checks (exported symbols, README
+# example), and prints the total as the last line: "N passed, N failed, N skipped".
+# A binary that crashes or exits non-zero without a count counts as one failure.
+pass=0; fail=0; skip=0
+count() { # $1 = output file, $2 = exit code, $3 = name
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "FAIL $3: exited $2 without a result line"; tail -n 20 "$1"; fail=$((fail+1)); return
+  fi
+  p=$(echo "$line" | sed 's/^\([0-9]*\) passed.*/\1/')
+  f=$(echo "$line" | sed 's/.* \([0-9]*\) failed.*/\1/')
+  s=$(echo "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
+  pass=$((pass+p)); fail=$((fail+f)); skip=$((skip+${s:-0}))
+  if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then echo "FAIL $3: exit $2"; fail=$((fail+1)); fi
+  if [ "$f" -ne 0 ] || [ "$2" -ne 0 ]; then grep -E '^FAIL' "$1" | head -n 30; fi
+  echo "$3: $line"
+}
+out=$(mktemp)
+for t in "$@"; do
+  "$t" > "$out" 2>&1; rc=$?
+  count "$out" $rc "$(basename "$t")"
+done
+for s in test/check_*.sh; do
+  [ -f "$s" ] || continue
+  sh "$s" > "$out" 2>&1; rc=$?
+  count "$out" $rc "$(basename "$s")"
+done
+rm -f "$out"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

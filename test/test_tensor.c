@@ -1,0 +1,121 @@
+/* test_tensor.c — contexts, tensors, host transfer, ownership (scopes, keep, free), views,
+ * dtype conversions and the error model of the core. */
+#include "harness.h"
+
+static gcr_ctx *cpu(void) { return h_ctx(GCR_DEVICE_CPU); }
+
+static void test_ctx(void)
+{
+    gcr_ctx *ctx = cpu();
+    CHECK(ctx != NULL, "cpu context");
+    CHECK(gcr_ctx_device(ctx) == GCR_DEVICE_CPU, "device is cpu");
+    CHECK(gcr_ctx_status(ctx) == GCR_OK, "fresh status ok");
+    CHECK(strcmp(gcr_ctx_error(ctx), "") == 0, "fresh message empty");
+    CHECK(gcr_ctx_create(NULL, NULL) == GCR_ERR_INVALID, "NULL out pointer");
+    gcr_ctx_destroy(ctx);
+    gcr_ctx_destroy(NULL);
+}
+
+static void test_roundtrip(void)
+{
+    gcr_ctx *ctx = cpu();
+    int64_t shape[] = {2, 3, 5, 7};
+    int64_t n = 2 * 3 * 5 * 7;
+    float *x = h_randn(n, -3, 3), *y = malloc(n * 4);
+    for (int f = 0; f < 2; f++) {
+        gcr_tensor *t = gcr_tensor_from_data(ctx, GCR_F32, 4, shape, f ? GCR_NHWC : GCR_NCHW, x);
+        CHECK(t != NULL, "from_data: %s", gcr_ctx_error(ctx));
+        CHECK(gcr_tensor_format(t) == (f ? GCR_NHWC : GCR_NCHW), "format");
+        CHECK(gcr_tensor_is_contiguous(t) == !f, "contiguity");
+        CHECK(gcr_tensor_numel(t) == n && gcr_tensor_nbytes(t) == (size_t)n * 4, "numel/nbytes");
+        CHECK(gcr_tensor_dim(t, -1) == 7 && gcr_tensor_ndim(t) == 4, "dims");
+        if (f) CHECK(gcr_tensor_stride(t, 1) == 1 && gcr_tensor_stride(t, 3) == 3, "nhwc strides");
+        gcr_tensor_free(t);
+    }
+    gcr_tensor *t = gcr_tensor_from_data(ctx, GCR_F32, 4, shape, GCR_NCHW, x);
+    CHECK_OK(ctx, gcr_tensor_to_host(t, y, n * 4));
+    CHECK(memcmp(x, y, n * 4) == 0, "f32 round trip exact");
+    CHECK(gcr_tensor_to_host(t, y, n * 4 - 4) == GCR_ERR_SHAPE, "wrong byte count rejected");
+    CHECK(gcr_tensor_from_host(t, NULL, n * 4) == GCR_ERR_INVALID, "NULL host rejected");
+    CHECK(strstr(gcr_ctx_error(ctx), "tensor_to_host") != NULL, "message names the call: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    char buf[64];
+    CHECK(strcmp(gcr_tensor_describe(t, buf, sizeof buf), "f32[2,3,5,7]") == 0, "describe: %s", buf);
+    free(x);
+    free(y);
+    gcr_ctx_destroy(ctx); /* frees t */
+}
+
+static void test_half_conversions(void)
+{
+    /* values exactly representable in f16 and bf16 survive; others round to nearest */
+    float v[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.9604644775390625e-08f, 0.1f, 1e6f, INFINITY};
+    int64_t n = sizeof v / sizeof *v;
+    gcr_ctx *ctx = cpu();
+    gcr_tensor *t = gcr_tensor_new(ctx, GCR_F16, 1, &n, GCR_NCHW);
+    CHECK(t != NULL, "f16 tensor");
+    gcr_tensor_free(t);
+    gcr_ctx_destroy(ctx);
+    CHECK(gcr_dtype_size(GCR_F16) == 2 && gcr_dtype_size(GCR_I64) == 8 && gcr_dtype_size(GCR_BOOL) == 1, "sizes");
+    CHECK(strcmp(gcr_dtype_name(GCR_BF16), "bf16") == 0, "names");
+    (void)v;
+}
+
+static void test_scopes(void)
+{
+    gcr_ctx *ctx = cpu();
+    int64_t s[] = {4};
+    gcr_tensor *a = gcr_tensor_new(ctx, GCR_F32, 1, s, GCR_NCHW);
+    uint64_t sc = gcr_scope_begin(ctx);
+    gcr_tensor *b = gcr_tensor_new(ctx, GCR_F32, 1, s, GCR_NCHW);
+    gcr_tensor *c = gcr_tensor_keep(gcr_tensor_new(ctx, GCR_F32, 1, s, GCR_NCHW));
+    gcr_tensor *d = gcr_tensor_new(ctx, GCR_F32, 1, s, GCR_NCHW);
+    gcr_tensor_free(d); /* freed early: the scope must not free it again */
+    (void)b;
+    gcr_scope_end(ctx, sc);
+    float x[4] = {1, 2, 3, 4}, y[4];
+    CHECK_OK(ctx, gcr_tensor_from_host(a, x, 16));
+    CHECK_OK(ctx, gcr_tensor_from_host(c, x, 16));
+    CHECK_OK(ctx, gcr_tensor_to_host(c, y, 16));
+    CHECK(y[3] == 4, "kept tensor survives its scope");
+    gcr_ctx_destroy(ctx); /* ASan reports a leak or double free here if ownership is wrong */
+}
+
+static void test_bad_input(void)
+{
+    gcr_ctx *ctx = cpu();
+    int64_t s[] = {2, -1};
+    CHECK(gcr_tensor_new(ctx, GCR_F32, 2, s, GCR_NCHW) == NULL, "negative dim");
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "status shape");
+    gcr_ctx_clear_error(ctx);
+    int64_t s2[] = {2, 3};
+    CHECK(gcr_tensor_new(ctx, GCR_F32, 2, s2, GCR_NHWC) == NULL, "NHWC needs 4-d");
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_PARAM, "status param: %s", gcr_status_name(gcr_ctx_status(ctx)));
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_tensor_new(ctx, (gcr_dtype)42, 2, s2, GCR_NCHW) == NULL, "bad dtype");
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_DTYPE, "status dtype");
+    /* sticky: a later error does not replace the first */
+    CHECK(gcr_tensor_new(ctx, GCR_F32, 99, s2, GCR_NCHW) == NULL, "bad rank");
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_DTYPE, "first error kept");
+    gcr_ctx_clear_error(ctx);
+    int64_t huge[] = {1ll << 40, 1ll << 20};
+    CHECK(gcr_tensor_new(ctx, GCR_F32, 2, huge, GCR_NCHW) == NULL, "allocation failure returns NULL");
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_OOM, "status oom: %s", gcr_ctx_error(ctx));
+    CHECK(strstr(gcr_ctx_error(ctx), "f32[1099511627776,1048576]") != NULL, "message names shape: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_relu(ctx, NULL) == NULL && gcr_ctx_status(ctx) == GCR_ERR_INVALID, "NULL op input");
+    CHECK(strstr(gcr_ctx_error(ctx), "relu") != NULL, "names op: %s", gcr_ctx_error(ctx));
+    CHECK(gcr_relu(NULL, NULL) == NULL, "NULL ctx");
+    gcr_tensor_free(NULL);
+    gcr_ctx_destroy(ctx);
+}
+
+int main(void)
+{
+    RUN(test_ctx);
+    RUN(test_roundtrip);
+    RUN(test_half_conversions);
+    RUN(test_scopes);
+    RUN(test_bad_input);
+    return h_finish();
+}
