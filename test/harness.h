@@ -62,7 +62,7 @@ static __attribute__((unused)) void h_fill(float *p, int64_t n, float lo, float 
 {
     for (int64_t i = 0; i < n; i++) p[i] = h_uniform(lo, hi);
 }
-static float *h_randn(int64_t n, float lo, float hi)
+static __attribute__((unused)) float *h_randn(int64_t n, float lo, float hi)
 {
     float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
     h_fill(p, n, lo, hi);
@@ -89,7 +89,7 @@ static __attribute__((unused)) int h_close_at(const float *got, const float *ref
 #define CHECK_CLOSE(got, ref, n, atol, rtol, what) h_close_at(got, ref, n, atol, rtol, what, __FILE__, __LINE__)
 
 /* a context on the given device, or NULL (after a skip line) when that device is absent */
-static gcr_ctx *h_ctx(gcr_device dev)
+static __attribute__((unused)) gcr_ctx *h_ctx(gcr_device dev)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = dev;
@@ -103,7 +103,7 @@ static gcr_ctx *h_ctx(gcr_device dev)
 }
 
 /* reads a tensor back as f32 (any dtype, any layout); the caller frees the result */
-static float *h_read(gcr_tensor *t)
+static __attribute__((unused)) float *h_read(gcr_tensor *t)
 {
     gcr_ctx *ctx = gcr_tensor_ctx(t);
     gcr_tensor *f = gcr_tensor_dtype(t) == GCR_F32 ? t : gcr_cast(ctx, t, GCR_F32);
@@ -118,7 +118,7 @@ static float *h_read(gcr_tensor *t)
 }
 
 /* a tensor of dtype dt and format fmt holding the f32 values in host (converted on the device) */
-static gcr_tensor *h_tensor(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape, gcr_format fmt,
+static __attribute__((unused)) gcr_tensor *h_tensor(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape, gcr_format fmt,
                             const float *host)
 {
     gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, ndim, shape, fmt, host);
