@@ -8,7 +8,8 @@
  * - Every op takes the context first and returns a new tensor, or NULL on failure. A failure
  *   records a status and a message naming the op and the shapes on the context; the first
  *   error is kept ("sticky") until gcr_ctx_clear_error(). An op given a NULL tensor returns NULL
- *   and records GCR_ERR_INVALID. The library never exits, aborts or prints unless GCR_LOG is set.
+ *   and records GCR_ERR_INVALID. The library never exits or aborts; it prints to stderr only as
+ *   GCR_LOG says (by default one progress line per kernel compile, nothing else).
  * - Tensors are owned by their context. A tensor lives until gcr_tensor_free(), until the end of
  *   the innermost scope that created it (gcr_scope_begin/end, for per-iteration intermediates),
  *   or until gcr_ctx_destroy(), whichever comes first. gcr_tensor_keep() exempts one from scopes.
@@ -91,7 +92,7 @@ typedef struct gcr_knobs {
     const char *skip_fuse; /* GCR_SKIP_FUSE: comma list of op kinds never fused: pointwise,reduce,conv,matmul */
     const char *dump;      /* GCR_DUMP: comma list of trace,fused,source,plan (default none) */
     const char *dump_dir;  /* GCR_DUMP_DIR (default "gcr_dump") */
-    int log;               /* GCR_LOG: 1 prints progress and decisions to stderr (default 0) */
+    int log;               /* GCR_LOG: 0 silent, 1 progress lines for compiles (default), 2 verbose; stderr */
     const char *profile;   /* GCR_PROFILE: path of a Chrome-trace JSON of per-kernel timings */
     const char *cache_dir; /* GCR_CACHE_DIR: compiled kernels ("$XDG_CACHE_HOME/gcr" or ~/.cache/gcr) */
 } gcr_knobs;

@@ -60,7 +60,7 @@ static void knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
     k->retrace = env_int("GCR_RETRACE", api->retrace, 1);
     k->graph_cache = env_int("GCR_GRAPH_CACHE", api->graph_cache, 8);
     if (k->graph_cache < 1) k->graph_cache = 1;
-    k->log = env_int("GCR_LOG", api->log, 0);
+    k->log = env_int("GCR_LOG", api->log, 1);
     k->skip_fuse = env_str("GCR_SKIP_FUSE", api->skip_fuse, NULL);
     k->dump = env_str("GCR_DUMP", api->dump, NULL);
     k->dump_dir = env_str("GCR_DUMP_DIR", api->dump_dir, "gcr_dump");

@@ -19,7 +19,7 @@ gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (ctx->knobs.log > 0) fprintf(stderr, "gcr: error: %s: %s\n", gcr_status_name(s), msg);
+    if (ctx->knobs.log >= 2) fprintf(stderr, "gcr: error: %s: %s\n", gcr_status_name(s), msg);
     if (ctx->status == GCR_OK) { /* sticky: the first error stays until cleared */
         ctx->status = s;
         snprintf(ctx->err, sizeof ctx->err, "%s", msg);
@@ -27,14 +27,28 @@ gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
     return s;
 }
 
-void gcr_info(const gcr_ctx *ctx, const char *fmt, ...)
+static void vlog(const gcr_ctx *ctx, int level, const char *fmt, va_list ap)
 {
-    if (!ctx || ctx->knobs.log <= 0) return;
-    va_list ap;
-    va_start(ap, fmt);
+    if (!ctx || ctx->knobs.log < level) return;
     fputs("gcr: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+}
+
+void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(ctx, 1, fmt, ap);
+    va_end(ap);
+}
+
+void gcr_info(const gcr_ctx *ctx, const char *fmt, ...)
+{
+    if (!ctx || ctx->knobs.log < 2) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(ctx, 2, fmt, ap);
     va_end(ap);
 }
 

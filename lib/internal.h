@@ -184,11 +184,14 @@ struct gcr_ctx {
     void *cpu_scratch;     /* CPU backend's reusable buffers */
 };
 
-/* Records the first error on ctx (later ones are dropped until cleared); returns s. With GCR_LOG
+/* Logging levels (knobs.log, GCR_LOG): 0 silent; 1 (default) progress lines for long work such as
+ * kernel compiles; 2 every decision and error. All output goes to stderr. */
+/* Records the first error on ctx (later ones are dropped until cleared); returns s. With GCR_LOG=2
  * the message is printed to stderr. */
 gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void gcr_info(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gcr_info(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));     /* level 2 */
+void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* level 1 */
 
 /* Internal check macros: record the failed expression with file:line on ctx and return. */
 #define GCR_CHECK(ctx, cond, st, ...)                                                          \
