@@ -52,8 +52,12 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # tests and samples link the static library so they run from the tree without LD_LIBRARY_PATH
 LINK_GCR := $(STATIC) $(LDFLAGS) $(LIBS)
 
-.PHONY: all lib samples run test bench install uninstall clean
+.PHONY: all deps lib samples run test bench install uninstall clean
 all: lib samples
+
+# installs missing Debian packages (uthash-dev, libcjson-dev); a no-op when present
+deps:
+	@sh tools/deps.sh
 lib: $(STATIC) $(SHARED)
 samples: $(SAMPLES)
 
