@@ -6,6 +6,7 @@ need=""
 [ -f /usr/include/uthash.h ] || [ -f .deps/include/uthash.h ] || need="$need uthash-dev"
 [ -f /usr/include/cjson/cJSON.h ] || [ -f .deps/include/cjson/cJSON.h ] || need="$need libcjson-dev"
 command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || need="$need build-essential"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 [ -z "$need" ] && exit 0
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
