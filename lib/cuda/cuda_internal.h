@@ -1,4 +1,4 @@
-/* cuda_internal.h — the CUDA backend's private interface, shared by lib/cuda/*.c and replay/:
+/* cuda_internal.h — the CUDA backend's private interface, shared by the lib/cuda sources and replay/:
  * per-context device state, the NVRTC module cache and kernel launch.
  * Driver API entry points come through cudaGetDriverEntryPoint, so the library links only
  * cudart, NVRTC and cuBLASLt and still loads on machines without a GPU driver. */
@@ -27,5 +27,78 @@ int gcr_cuda_sm_count(gcr_ctx *ctx);
 int gcr_cuda_arch(gcr_ctx *ctx); /* e.g. 90 */
 /* Text of an embedded kernel source by file name, or NULL. */
 const char *gcr_cuda_embedded(const char *name);
+
+/* ---------------------------------------------------------------- additions (cuda1) */
+#include <cuda.h> /* types only: the driver is reached through entry points, never linked */
+
+/* Driver API entry points, fetched once per process with cudaGetDriverEntryPointByVersion. */
+typedef struct gcr_cuda_drv {
+    CUresult (*module_load_data)(CUmodule *, const void *);
+    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*module_unload)(CUmodule);
+    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, CUstream, void **, void **);
+    CUresult (*get_error_string)(CUresult, const char **);
+    CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
+} gcr_cuda_drv;
+/* The process's driver table, or NULL with the error recorded on ctx (ctx may be NULL). */
+const gcr_cuda_drv *gcr_cuda_driver(gcr_ctx *ctx);
+/* Text of a driver error code (never NULL). */
+const char *gcr_cuda_drv_error(CUresult r);
+
+/* The CUfunction behind a kernel (for cuFuncSetAttribute, e.g. large dynamic shared memory). */
+CUfunction gcr_kernel_function(const gcr_kernel *k);
+
+/* Device-free NVRTC compile of one program for sm_<arch> (arch e.g. 90): the embedded sources
+ * are available as headers. On success *image is a cubin (or PTX when NVRTC does not know the
+ * arch; *is_ptx says which), malloc'ed; *log (malloc'ed, may be NULL) holds the NVRTC log.
+ * Returns GCR_ERR_COMPILE on a compile failure, with the log. */
+gcr_status gcr_nvrtc_compile(const char *source, const char *const *opts, int nopts, int arch,
+                             void **image, size_t *size, int *is_ptx, char **log);
+/* "maj.min" of the NVRTC in use, packed as maj*1000+min*10 (0 when unavailable). */
+int gcr_nvrtc_version(void);
+
+/* Module-cache counters of a ctx since its creation (for graph stats and tests). */
+typedef struct gcr_cuda_cache_stats {
+    int mem_hits;   /* found in the ctx's memory cache */
+    int disk_hits;  /* loaded from cache_dir */
+    int compiles;   /* compiled by NVRTC */
+} gcr_cuda_cache_stats;
+void gcr_cuda_cache_get_stats(gcr_ctx *ctx, gcr_cuda_cache_stats *out);
+
+/* Caching device allocator (alloc.c): blocks in size classes, kept and reused on free. */
+typedef struct gcr_cuda_alloc gcr_cuda_alloc;
+gcr_status gcr_cuda_alloc_block(gcr_ctx *ctx, size_t bytes, void **ptr);
+void gcr_cuda_free_block(gcr_ctx *ctx, void *ptr, size_t bytes);
+/* Returns every cached (free) block to CUDA; live blocks stay. */
+void gcr_cuda_alloc_trim(gcr_ctx *ctx);
+void gcr_cuda_alloc_fini(gcr_ctx *ctx);
+/* Bytes obtained from cudaMalloc so far and currently held (live + cached), and cudaMalloc calls. */
+void gcr_cuda_alloc_stats(gcr_ctx *ctx, size_t *held, size_t *live, uint64_t *mallocs);
+
+struct gcr_cuda_program_cache;
+struct gcr_cuda_pw_entry;
+
+/* Per-ctx backend state (ctx->be_state). */
+typedef struct gcr_cuda_state {
+    int device;
+    int arch;                 /* 10*major + minor */
+    int sm_count;
+    cudaStream_t stream;      /* non-blocking, one per ctx */
+    const gcr_cuda_drv *drv;
+    gcr_cuda_alloc *alloc;
+    struct gcr_cuda_program_cache *programs; /* uthash by full key */
+    struct gcr_cuda_pw_entry *pw;            /* eager pointwise kernels by packed key (pointwise.c) */
+    void *mv;                                /* movement/reduce programs (lazy) */
+    gcr_cuda_cache_stats cache;
+} gcr_cuda_state;
+
+static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state *)ctx->be_state; }
+
+/* Records a CUDA runtime error as GCR_ERR_DEVICE ("what: cudaErrorX: text"); returns the status. */
+gcr_status gcr_cuda_error(gcr_ctx *ctx, cudaError_t e, const char *what);
+/* Frees the ctx's pointwise table and program cache (backend fini). */
+void gcr_cuda_pointwise_fini(gcr_ctx *ctx);
+void gcr_cuda_programs_fini(gcr_ctx *ctx);
 
 #endif

@@ -1,0 +1,96 @@
+/* backend.c — the CUDA backend: device and stream per context (chosen once at init, so the hot
+ * path never calls cudaGetDevice/cudaSetDevice), memory through the caching allocator, copies on
+ * the ctx stream, and the per-kind kernel table. */
+#include "cuda_ops.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static gcr_status cuda_init(gcr_ctx *ctx, int device_index)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) return gcr_cuda_error(ctx, e, "cuda init: cudaGetDeviceCount");
+    if (n == 0) return gcr_set_error(ctx, GCR_ERR_DEVICE, "cuda init: no CUDA device");
+    if (device_index < 0 || device_index >= n)
+        return gcr_set_error(ctx, GCR_ERR_DEVICE, "cuda init: device %d requested, %d present", device_index, n);
+    const gcr_cuda_drv *drv = gcr_cuda_driver(ctx);
+    if (!drv) return ctx->status;
+    GCR_TRY(gcr_cuda_error(ctx, cudaSetDevice(device_index), "cuda init: cudaSetDevice"));
+    gcr_cuda_state *st = calloc(1, sizeof *st);
+    if (!st) return gcr_set_error(ctx, GCR_ERR_OOM, "cuda init: out of host memory");
+    int major = 0, minor = 0;
+    struct cudaDeviceProp prop;
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, device_index);
+    if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, device_index);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        free(st);
+        return gcr_cuda_error(ctx, e, "cuda init");
+    }
+    st->device = device_index;
+    st->arch = major * 10 + minor;
+    st->drv = drv;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "%s", prop.name);
+    ctx->be_state = st;
+    return GCR_OK;
+}
+
+static void cuda_fini(gcr_ctx *ctx)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    if (!st) return;
+    cudaStreamSynchronize(st->stream); /* queued kernels may still read blocks we free below */
+    gcr_cuda_pointwise_fini(ctx);
+    gcr_cuda_programs_fini(ctx);
+    gcr_cuda_alloc_fini(ctx);
+    cudaStreamDestroy(st->stream);
+    cudaGetLastError();
+    free(st);
+    ctx->be_state = NULL;
+}
+
+static gcr_status cuda_alloc(gcr_ctx *ctx, size_t bytes, void **ptr) { return gcr_cuda_alloc_block(ctx, bytes, ptr); }
+static void cuda_free(gcr_ctx *ctx, void *ptr, size_t bytes) { gcr_cuda_free_block(ctx, ptr, bytes); }
+
+static gcr_status cuda_copy(gcr_ctx *ctx, void *dst, const void *src, size_t bytes, gcr_copy_kind k)
+{
+    cudaStream_t s = gcr_cuda_st(ctx)->stream;
+    static const enum cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice};
+    GCR_TRY(gcr_cuda_error(ctx, cudaMemcpyAsync(dst, src, bytes, kinds[k], s), "cuda copy: cudaMemcpyAsync"));
+    /* host memory is the caller's again as soon as we return: wait for host transfers */
+    if (k != GCR_COPY_D2D) GCR_TRY(gcr_cuda_error(ctx, cudaStreamSynchronize(s), "cuda copy: cudaStreamSynchronize"));
+    return GCR_OK;
+}
+
+static gcr_status cuda_run(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
+{
+    switch (gcr_op_table[c->op].kind) {
+    case GCR_KIND_POINTWISE: return gcr_cuda_pointwise(ctx, c, out);
+    case GCR_KIND_REDUCE: return gcr_cuda_reduce(ctx, c, out);
+    case GCR_KIND_CONV: return gcr_cuda_conv2d(ctx, c, out);
+    case GCR_KIND_MATMUL: return gcr_cuda_matmul(ctx, c, out);
+    case GCR_KIND_POOL: return gcr_cuda_pool(ctx, c, out);
+    case GCR_KIND_MOVEMENT: return gcr_cuda_movement(ctx, c, out);
+    default:
+        return gcr_set_error(ctx, GCR_ERR_INTERNAL, "cuda: op %s of kind %s has no kernel",
+                             gcr_op_table[c->op].name, gcr_kind_name(gcr_op_table[c->op].kind));
+    }
+}
+
+static gcr_status cuda_sync(gcr_ctx *ctx)
+{
+    return gcr_cuda_error(ctx, cudaStreamSynchronize(gcr_cuda_st(ctx)->stream), "cuda sync");
+}
+
+static const gcr_backend cuda_backend = {
+    .name = "cuda", .device = GCR_DEVICE_CUDA, .init = cuda_init, .fini = cuda_fini,
+    .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
+};
+
+const gcr_backend *gcr_cuda_backend_get(void) { return &cuda_backend; }
+
+cudaStream_t gcr_cuda_stream(gcr_ctx *ctx) { return gcr_cuda_st(ctx)->stream; }
+int gcr_cuda_sm_count(gcr_ctx *ctx) { return gcr_cuda_st(ctx)->sm_count; }
+int gcr_cuda_arch(gcr_ctx *ctx) { return gcr_cuda_st(ctx)->arch; }
