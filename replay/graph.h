@@ -1,0 +1,98 @@
+/* graph.h — captured graphs, their variants (one per input signature) and the executor interface
+ * that runs a variant's launch list. The CPU executor (replay/cpu_exec.c) runs fused groups as
+ * tile programs; on CUDA a codegen executor can be registered (gcr_cuda_executor), else the
+ * generic executor runs every node through the backend, unfused. */
+#ifndef GCR_REPLAY_GRAPH_H
+#define GCR_REPLAY_GRAPH_H
+
+#include "../capture/ir.h"
+#include <uthash.h>
+
+typedef struct gcr_variant gcr_variant;
+
+/* Runs a variant's kernels. build() prepares everything (compiles, allocates scratch, captures
+ * a CUDA Graph); a fused kernel it cannot build is reported with GCR_ERR_COMPILE and its index in
+ * *failed_kernel, and the graph then splits that group into eager kernels and builds again, once.
+ * run() launches with the pointers in v->ptr (refreshed before each run: inputs may move).
+ * destroy() frees what build() made. */
+typedef struct gcr_executor {
+    const char *name;
+    gcr_status (*build)(gcr_graph *g, gcr_variant *v, int *failed_kernel);
+    gcr_status (*run)(gcr_graph *g, gcr_variant *v);
+    void (*destroy)(gcr_graph *g, gcr_variant *v);
+} gcr_executor;
+
+extern const gcr_executor gcr_cpu_executor;
+extern const gcr_executor gcr_generic_executor;
+/* Set by the CUDA codegen when it is built in; NULL otherwise (generic executor on CUDA). */
+extern const gcr_executor *gcr_cuda_executor;
+
+/* A variant: the trace specialised to one input signature, fused, planned and built. */
+struct gcr_variant {
+    UT_hash_handle hh;
+    uint64_t key;            /* hash of sig */
+    int n_sig;
+    gcr_meta *sig;           /* input metas it was built for (graph input order) */
+    gcr_ir *ir;              /* fused + planned copy of the graph's trace */
+    int eager;               /* no launch list: interpret the op list eagerly (retrace=0) */
+    void *arena;             /* device memory, ir->arena_bytes */
+    void **outbuf;           /* per output value (ir->outputs order), static */
+    void **ptr;              /* per value: data pointer of its first element this run (NULL: none) */
+    gcr_tensor **bound;      /* per value: handle bound to ptr for eager calls (lazily made) */
+    const gcr_executor *ex;
+    void *ex_state;          /* the executor's */
+    uint64_t last_used;      /* LRU stamp */
+    double build_seconds;
+};
+
+struct gcr_graph {
+    gcr_ctx *ctx;
+    gcr_ir *trace;           /* the op list as recorded: never fused, node/value ids stable */
+    bool owns_handles;       /* explicit capture: the graph frees traced handles; regions own theirs */
+    struct gcr_region *region; /* owning region or NULL */
+    int n_inputs;
+    gcr_tensor **in_t;       /* per graph input: tensor read at replay (gcr_graph_bind_input) */
+    gcr_variant *variants;   /* uthash by key */
+    gcr_variant *cur;        /* last run */
+    uint64_t clock;          /* LRU clock */
+    gcr_graph_stats stats;
+    /* profiling (knobs.profile): events appended by executors, written on destroy */
+    int n_prof, cap_prof;
+    struct gcr_prof_event *prof;
+    /* ctx's list of explicit graphs (freed with the ctx) */
+    gcr_graph *next, *prev;
+};
+
+typedef struct gcr_prof_event {
+    char name[96];
+    double ts_us, dur_us;
+} gcr_prof_event;
+
+/* Makes a graph from a finished trace (takes ownership) and runs it once. */
+gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, gcr_graph **out);
+/* Builds (or finds) the variant for the current inputs and runs it; binds outputs. */
+gcr_status gcr_graph_run(gcr_graph *g);
+/* Runs the trace eagerly, node by node, on the current inputs; binds output handles to results. */
+gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *trace);
+/* Points output handles at variant v's output buffers (meta included). */
+gcr_status gcr_variant_bind_outputs(gcr_graph *g, gcr_variant *v);
+/* Per-kernel timing hook for executors (no-op unless profiling). */
+double gcr_prof_now_us(void);
+void gcr_prof_add(gcr_graph *g, const char *name, double ts_us, double dur_us);
+void gcr_prof_write(gcr_graph *g);
+/* Dumps (knobs.dump) of a variant: trace/fused text and dot, source, plan. */
+void gcr_dump_variant(gcr_graph *g, gcr_variant *v);
+
+/* capture state kept on ctx->trace: the open trace and the ctx's explicit graphs */
+typedef struct gcr_capstate {
+    gcr_ir *cur;             /* open trace (CAPTURE mode) */
+    gcr_graph *graphs;       /* explicit graphs not yet destroyed */
+} gcr_capstate;
+gcr_capstate *gcr_capstate_get(gcr_ctx *ctx);
+
+/* regions (replay/region.c) */
+gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
+gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t);
+void gcr_regions_free(gcr_ctx *ctx);
+
+#endif /* GCR_REPLAY_GRAPH_H */
