@@ -10,7 +10,7 @@ static gcr_status cpu_init(gcr_ctx *ctx, int device_index)
     return GCR_OK;
 }
 
-static void cpu_fini(gcr_ctx *ctx) { (void)ctx; }
+static void cpu_fini(gcr_ctx *ctx) { gcr_cpu_scratch_free(ctx); }
 
 static gcr_status cpu_alloc(gcr_ctx *ctx, size_t bytes, void **ptr)
 {

@@ -12,5 +12,7 @@ gcr_status gcr_cpu_conv2d(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);
 gcr_status gcr_cpu_matmul(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);    /* matmul, linear */
 gcr_status gcr_cpu_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);
 gcr_status gcr_cpu_movement(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);  /* contiguous, concat */
+/* Frees ctx->cpu_scratch, the kernels' reusable buffers (lib/cpu/gemm.c); called at ctx end. */
+void gcr_cpu_scratch_free(gcr_ctx *ctx);
 
 #endif
