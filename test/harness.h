@@ -128,4 +128,62 @@ static __attribute__((unused)) gcr_tensor *h_tensor(gcr_ctx *ctx, gcr_dtype dt, 
     return t;
 }
 
+/* Layouts a test input can take (h_view); each holds the same logical values:
+ * H_DENSE row-major; H_NHWC channels-last (4-d only, else dense); H_PERMUTED a base of reversed
+ * shape viewed back through gcr_permute (1-d and 0-d: dense); H_SLICED every other element of a
+ * wider base along the last dim (gcr_slice step 2; 0-d: dense). */
+enum { H_DENSE, H_NHWC, H_PERMUTED, H_SLICED, H_LAYOUTS };
+static __attribute__((unused)) const char *h_layout_name(int l)
+{
+    static const char *n[] = {"dense", "nhwc", "permuted", "sliced"};
+    return l >= 0 && l < H_LAYOUTS ? n[l] : "?";
+}
+
+/* a tensor of dtype dt in the given layout holding the f32 values in host (row-major, logical
+ * order); NULL after a failed check */
+static __attribute__((unused)) gcr_tensor *h_view(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape, int layout,
+                          const float *host)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    if (layout == H_NHWC && ndim != 4) layout = H_DENSE;
+    if (layout == H_PERMUTED && ndim < 2) layout = H_DENSE;
+    if (layout == H_SLICED && ndim < 1) layout = H_DENSE;
+    if (layout == H_DENSE || layout == H_NHWC) {
+        gcr_tensor *t = h_tensor(ctx, dt, ndim, shape, layout == H_NHWC ? GCR_NHWC : GCR_NCHW, host);
+        CHECK(t != NULL, "h_view %s: %s", h_layout_name(layout), gcr_ctx_error(ctx));
+        return t;
+    }
+    int64_t bshape[GCR_MAX_DIMS], bstr[GCR_MAX_DIMS], bn = 1;
+    for (int d = 0; d < ndim; d++)
+        bshape[d] = layout == H_PERMUTED ? shape[ndim - 1 - d] : d == ndim - 1 ? 2 * shape[d] + 1 : shape[d];
+    for (int d = ndim - 1; d >= 0; d--) {
+        bstr[d] = bn;
+        bn *= bshape[d];
+    }
+    float *base = malloc((size_t)(bn > 0 ? bn : 1) * sizeof *base);
+    for (int64_t i = 0; i < bn; i++) base[i] = 999.0f; /* never read by a correct kernel */
+    for (int64_t l = 0; l < n; l++) {
+        int64_t rem = l, off = 0;
+        for (int d = ndim - 1; d >= 0; d--) {
+            int64_t i = rem % shape[d];
+            rem /= shape[d];
+            off += layout == H_PERMUTED ? i * bstr[ndim - 1 - d] : d == ndim - 1 ? (2 * i + 1) * bstr[d] : i * bstr[d];
+        }
+        base[off] = host[l];
+    }
+    gcr_tensor *b = h_tensor(ctx, dt, ndim, bshape, GCR_NCHW, base), *t = NULL;
+    free(base);
+    if (b && layout == H_PERMUTED) {
+        int perm[GCR_MAX_DIMS];
+        for (int d = 0; d < ndim; d++) perm[d] = ndim - 1 - d;
+        t = gcr_permute(ctx, b, perm);
+    } else if (b) {
+        t = gcr_slice(ctx, b, ndim - 1, 1, bshape[ndim - 1], 2);
+    }
+    gcr_tensor_free(b); /* the view keeps the storage */
+    CHECK(t != NULL, "h_view %s: %s", h_layout_name(layout), gcr_ctx_error(ctx));
+    return t;
+}
+
 #endif
