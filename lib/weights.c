@@ -1,0 +1,225 @@
+/* weights.c — loads safetensors files (gcr_weights_*): an 8-byte little-endian header length, a
+ * JSON header {name: {dtype, shape, data_offsets}} (plus an ignored "__metadata__"), then the
+ * raw little-endian data. Every field is validated before any byte is used, because these files
+ * come from outside: a malformed file is GCR_ERR_IO naming the file and tensor, never a crash.
+ * Tensors land on the ctx's device, constant (capture may fold them) and kept (scopes skip them). */
+#include "internal.h"
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The reference implementation refuses headers above 100 MB; a larger one is a corrupt length. */
+#define GCR_WEIGHTS_MAX_HEADER (100u << 20)
+
+struct gcr_weights {
+    gcr_ctx *ctx;
+    int n;
+    char **names;         /* [n], owned */
+    gcr_tensor **tensors; /* [n], owned (kept + const) */
+};
+
+static const struct {
+    const char *name;
+    gcr_dtype dt;
+} st_dtypes[] = {
+    {"F32", GCR_F32}, {"F16", GCR_F16}, {"BF16", GCR_BF16},
+    {"I32", GCR_I32}, {"I64", GCR_I64}, {"BOOL", GCR_BOOL},
+};
+
+/* A JSON number that is an exact non-negative integer below 2^53 (doubles are exact there). */
+static int json_uint(const cJSON *j, uint64_t *v)
+{
+    if (!cJSON_IsNumber(j)) return 0;
+    double d = j->valuedouble;
+    if (!(d >= 0.0 && d <= 9007199254740992.0) || d != (double)(uint64_t)d) return 0;
+    *v = (uint64_t)d;
+    return 1;
+}
+
+void gcr_weights_free(gcr_weights *w)
+{
+    if (!w) return;
+    for (int i = 0; i < w->n; i++) {
+        gcr_tensor_free(w->tensors[i]);
+        free(w->names[i]);
+    }
+    free(w->tensors);
+    free(w->names);
+    free(w);
+}
+
+/* One header entry: validates it against the data section (data_bytes long, at data) and
+ * creates its tensor as entry w->n. */
+static gcr_status load_entry(gcr_weights *w, const char *path, const cJSON *e, const unsigned char *data,
+                             uint64_t data_bytes)
+{
+    gcr_ctx *ctx = w->ctx;
+    const char *name = e->string;
+    GCR_CHECK(ctx, cJSON_IsObject(e), GCR_ERR_IO, "weights: %s: tensor '%s': entry is not a JSON object", path, name);
+
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    GCR_CHECK(ctx, cJSON_IsString(jd), GCR_ERR_IO, "weights: %s: tensor '%s': missing string \"dtype\"", path, name);
+    int dt = -1;
+    for (size_t i = 0; i < sizeof st_dtypes / sizeof *st_dtypes; i++)
+        if (strcmp(jd->valuestring, st_dtypes[i].name) == 0) dt = (int)st_dtypes[i].dt;
+    GCR_CHECK(ctx, dt >= 0, GCR_ERR_IO,
+              "weights: %s: tensor '%s': dtype \"%s\" not supported (F32, F16, BF16, I32, I64, BOOL)", path, name,
+              jd->valuestring);
+
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    GCR_CHECK(ctx, cJSON_IsArray(js), GCR_ERR_IO, "weights: %s: tensor '%s': missing array \"shape\"", path, name);
+    int ndim = cJSON_GetArraySize(js);
+    GCR_CHECK(ctx, ndim <= GCR_MAX_DIMS, GCR_ERR_IO, "weights: %s: tensor '%s': %d dims, at most %d supported", path,
+              name, ndim, GCR_MAX_DIMS);
+    int64_t shape[GCR_MAX_DIMS];
+    uint64_t bytes = gcr_dtype_size((gcr_dtype)dt);
+    int k = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, js) {
+        uint64_t v;
+        GCR_CHECK(ctx, json_uint(d, &v), GCR_ERR_IO,
+                  "weights: %s: tensor '%s': shape entry %d is not a non-negative integer", path, name, k);
+        GCR_CHECK(ctx, !__builtin_mul_overflow(bytes, v, &bytes), GCR_ERR_IO,
+                  "weights: %s: tensor '%s': shape overflows a 64-bit size", path, name);
+        shape[k++] = (int64_t)v;
+    }
+
+    const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    uint64_t beg = 0, end = 0;
+    GCR_CHECK(ctx, cJSON_IsArray(jo) && cJSON_GetArraySize(jo) == 2 && json_uint(cJSON_GetArrayItem(jo, 0), &beg) &&
+                       json_uint(cJSON_GetArrayItem(jo, 1), &end),
+              GCR_ERR_IO, "weights: %s: tensor '%s': \"data_offsets\" must be [begin, end] integers", path, name);
+    GCR_CHECK(ctx, beg <= end && end <= data_bytes, GCR_ERR_IO,
+              "weights: %s: tensor '%s': data_offsets [%llu, %llu] outside the %llu-byte data section", path, name,
+              (unsigned long long)beg, (unsigned long long)end, (unsigned long long)data_bytes);
+    GCR_CHECK(ctx, end - beg == bytes, GCR_ERR_IO,
+              "weights: %s: tensor '%s': data_offsets span %llu bytes, but %s shape needs %llu", path, name,
+              (unsigned long long)(end - beg), jd->valuestring, (unsigned long long)bytes);
+    for (int i = 0; i < w->n; i++)
+        GCR_CHECK(ctx, strcmp(w->names[i], name) != 0, GCR_ERR_IO, "weights: %s: tensor '%s' appears twice", path,
+                  name);
+
+    w->names[w->n] = strdup(name);
+    GCR_CHECK(ctx, w->names[w->n], GCR_ERR_OOM, "weights: %s: out of host memory", path);
+    /* data may be NULL for an all-empty data section; from_data wants a pointer even for 0 bytes */
+    static const unsigned char none[1];
+    gcr_tensor *t = gcr_tensor_from_data(ctx, (gcr_dtype)dt, ndim, shape, GCR_NCHW, data ? data + beg : none);
+    if (!t) {
+        free(w->names[w->n]);
+        return ctx->status ? ctx->status : GCR_ERR_INTERNAL;
+    }
+    w->tensors[w->n++] = gcr_tensor_keep(gcr_tensor_set_const(t));
+    return GCR_OK;
+}
+
+/* Reads exactly n bytes or fails (a short read is a truncated file). */
+static int read_all(FILE *f, void *p, size_t n) { return n == 0 || fread(p, 1, n, f) == n; }
+
+gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
+{
+    if (out) *out = NULL;
+    if (!ctx) return GCR_ERR_INVALID;
+    GCR_CHECK(ctx, path && out, GCR_ERR_INVALID, "weights_load: NULL %s", path ? "out pointer" : "path");
+    GCR_CHECK(ctx, ctx->mode == GCR_MODE_EAGER, GCR_ERR_CAPTURE,
+              "weights_load: %s: load weights before capturing, not inside a capture", path);
+
+    FILE *f = fopen(path, "rb");
+    GCR_CHECK(ctx, f, GCR_ERR_IO, "weights: cannot open %s: %s", path, strerror(errno));
+    gcr_status s = GCR_OK;
+    char *hdr = NULL;
+    unsigned char *data = NULL;
+    cJSON *root = NULL;
+    gcr_weights *w = NULL;
+
+    long fsize = -1;
+    if (fseek(f, 0, SEEK_END) == 0) fsize = ftell(f);
+    if (fsize < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: cannot determine the file size", path);
+        goto done;
+    }
+    unsigned char lenb[8];
+    if (fsize < 8 || !read_all(f, lenb, 8)) {
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: %ld bytes, too short for the 8-byte header length", path,
+                          fsize);
+        goto done;
+    }
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | lenb[i]; /* little-endian on any host */
+    if (hlen < 2 || hlen > GCR_WEIGHTS_MAX_HEADER || hlen > (uint64_t)fsize - 8) {
+        s = gcr_set_error(ctx, GCR_ERR_IO,
+                          "weights: %s: header length %llu is not in [2, min(100 MB, %ld bytes left)] (truncated "
+                          "or not a safetensors file)",
+                          path, (unsigned long long)hlen, fsize - 8);
+        goto done;
+    }
+    uint64_t data_bytes = (uint64_t)fsize - 8 - hlen;
+    hdr = malloc(hlen + 1);
+    data = data_bytes ? malloc(data_bytes) : NULL;
+    if (!hdr || (data_bytes && !data)) {
+        s = gcr_set_error(ctx, GCR_ERR_OOM, "weights: %s: out of host memory for %llu bytes", path,
+                          (unsigned long long)(hlen + data_bytes));
+        goto done;
+    }
+    if (!read_all(f, hdr, hlen) || !read_all(f, data, data_bytes)) {
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: read failed (file changed while reading?)", path);
+        goto done;
+    }
+    hdr[hlen] = 0;
+    /* require_null_terminated: trailing bytes after the JSON object (other than the spaces the
+     * format pads with) make the header malformed, as does an embedded NUL */
+    const char *end = NULL;
+    root = cJSON_ParseWithLengthOpts(hdr, hlen + 1, &end, 1);
+    if (!root || !cJSON_IsObject(root)) {
+        size_t at = root ? 0 : (end && end >= hdr ? (size_t)(end - hdr) : 0);
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: header is not a JSON object (%s near byte %zu)", path,
+                          root ? "wrong JSON type" : "parse error", at);
+        goto done;
+    }
+
+    int cap = cJSON_GetArraySize(root);
+    w = calloc(1, sizeof *w);
+    if (w) {
+        w->ctx = ctx;
+        w->names = calloc((size_t)cap + 1, sizeof *w->names);
+        w->tensors = calloc((size_t)cap + 1, sizeof *w->tensors);
+    }
+    if (!w || !w->names || !w->tensors) {
+        s = gcr_set_error(ctx, GCR_ERR_OOM, "weights: %s: out of host memory", path);
+        goto done;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, root) {
+        if (!e->string) continue;
+        if (strcmp(e->string, "__metadata__") == 0) continue; /* free-form strings; nothing to load */
+        s = load_entry(w, path, e, data, data_bytes);
+        if (s != GCR_OK) goto done;
+    }
+
+done:
+    fclose(f);
+    cJSON_Delete(root);
+    free(hdr);
+    free(data);
+    if (s != GCR_OK) {
+        gcr_weights_free(w);
+        return s;
+    }
+    *out = w;
+    return GCR_OK;
+}
+
+gcr_tensor *gcr_weights_get(const gcr_weights *w, const char *name)
+{
+    if (!w || !name) return NULL;
+    for (int i = 0; i < w->n; i++)
+        if (strcmp(w->names[i], name) == 0) return w->tensors[i];
+    return NULL;
+}
+
+int gcr_weights_count(const gcr_weights *w) { return w ? w->n : 0; }
+
+const char *gcr_weights_name(const gcr_weights *w, int i)
+{
+    return w && i >= 0 && i < w->n ? w->names[i] : NULL;
+}
