@@ -17,4 +17,15 @@ gcr_status gcr_cuda_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);     
  * same shape and dtype) on the ctx stream; used by contiguous, concat and host staging. */
 gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, const gcr_meta *sm, const void *sp);
 
+/* Sorts dims into operand 0's memory order (outermost first), drops size-1 dims and merges
+ * neighbours that are dense for every operand; rewrites shape/st in place and returns the new
+ * rank (0 when every dim was 1). st[k]: strides of operand k, in elements. */
+int gcr_cuda_collapse(int nd, int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS]);
+/* Blocks for `work` items at `block` threads each, capped at a few waves (grid-stride loops). */
+unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block);
+/* Runs an arbitrary pointwise formula over float a.. (nin inputs broadcast NumPy-style to out's
+ * shape, p0/p1 from params) into out; compiles through the program cache on first use. */
+gcr_status gcr_cuda_pointwise_expr(gcr_ctx *ctx, const char *expr, int nin, gcr_tensor *const *inputs, gcr_tensor *out,
+                                   const float *params);
+
 #endif

@@ -1,6 +1,71 @@
-/* movement.c — eager movement launcher (work in progress). */
+/* movement.c — eager CONTIGUOUS and CONCAT on the GPU: both are strided copies by element size
+ * (kernels/movement.cuh); a copy that collapses to one dense run is a cudaMemcpyAsync. */
 #include "cuda_ops.h"
-gcr_status gcr_cuda_movement(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
-{ (void)out; return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "cuda: %s not implemented yet", gcr_op_table[c->op].name); }
+#include <stdio.h>
+
+#define BLOCK 256
+
+/* host mirror of struct gcr_copy_args in kernels/movement.cuh */
+struct gcr_copy_args {
+    void *dst;
+    const void *src;
+    long long n;
+    int nd;
+    long long shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
+};
+
 gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, const gcr_meta *sm, const void *sp)
-{ (void)dm; (void)dp; (void)sm; (void)sp; return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "cuda: strided copy not implemented yet"); }
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    size_t es = gcr_dtype_size(dm->dtype);
+    GCR_ASSERT(ctx, gcr_meta_same_shape(dm, sm) && es == gcr_dtype_size(sm->dtype));
+    int64_t n = gcr_meta_numel(dm);
+    if (n == 0) return GCR_OK;
+    int64_t shape[GCR_MAX_DIMS], s[2][GCR_MAX_DIMS];
+    for (int d = 0; d < dm->ndim; d++) {
+        shape[d] = dm->shape[d];
+        s[0][d] = dm->strides[d];
+        s[1][d] = sm->strides[d];
+    }
+    int nd = gcr_cuda_collapse(dm->ndim, shape, 2, s);
+    if (nd == 0 || (nd == 1 && s[0][0] == 1 && s[1][0] == 1))
+        return gcr_cuda_error(ctx, cudaMemcpyAsync(dp, sp, (size_t)n * es, cudaMemcpyDeviceToDevice, st->stream),
+                              "copy: cudaMemcpyAsync");
+    if (!st->copy[0]) {
+        static const char *const names[4] = {"gcr_copy_1", "gcr_copy_2", "gcr_copy_4", "gcr_copy_8"};
+        GCR_TRY(gcr_cuda_program(ctx, "#include \"movement.cuh\"\n", names, 4, st->copy));
+    }
+    struct gcr_copy_args a;
+    memset(&a, 0, sizeof a);
+    a.dst = dp;
+    a.src = sp;
+    a.n = n;
+    a.nd = nd;
+    for (int d = 0; d < nd; d++) {
+        a.shape[d] = shape[d];
+        a.dst_st[d] = s[0][d];
+        a.src_st[d] = s[1][d];
+    }
+    int k = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
+    void *args[] = {&a};
+    return gcr_cuda_launch(ctx, st->copy[k], gcr_cuda_grid(ctx, n, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
+}
+
+gcr_status gcr_cuda_movement(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
+{
+    if (c->op == GCR_OP_CONTIGUOUS)
+        return gcr_cuda_copy_strided(ctx, &out->m, gcr_tensor_data(out), &c->in[0]->m, gcr_tensor_data(c->in[0]));
+    GCR_ASSERT(ctx, c->op == GCR_OP_CONCAT);
+    int axis = (int)c->p.v[0];
+    size_t es = gcr_dtype_size(out->m.dtype);
+    int64_t at = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const gcr_tensor *x = c->in[i];
+        gcr_meta slab = out->m; /* the part of out that input i fills */
+        slab.shape[axis] = x->m.shape[axis];
+        char *dp = (char *)gcr_tensor_data(out) + (size_t)(at * out->m.strides[axis]) * es;
+        GCR_TRY(gcr_cuda_copy_strided(ctx, &slab, dp, &x->m, gcr_tensor_data(x)));
+        at += x->m.shape[axis];
+    }
+    return GCR_OK;
+}

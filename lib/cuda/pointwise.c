@@ -1,5 +1,258 @@
-/* pointwise.c — eager pointwise launcher (work in progress). */
+/* pointwise.c — eager pointwise ops on the GPU. The kernel of an op is generated from its formula
+ * in the op table (gcr_op_table[op].expr) around kernels/pointwise.cuh, one program per (op,
+ * operand dtypes, scalar/missing operands), found after first use in a per-ctx uthash on a packed
+ * 64-bit key, so the hot path builds no strings. Each call first sorts dims into out's memory
+ * order and merges dims that are dense for every operand (gcr_cuda_collapse): same-layout
+ * operands then form one flat run and take the flat (vectorised when aligned) kernel, anything
+ * else the N-d strided kernel. */
 #include "cuda_ops.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <uthash.h>
+
+#define NIN 5 /* formula inputs a..e */
+#define BLOCK 256
+
+/* host mirrors of the argument blocks in kernels/pointwise.cuh */
+struct gcr_pw_flat_args {
+    void *out;
+    const void *in[NIN];
+    long long n;
+    float p0, p1, s;
+    int bmask;
+};
+struct gcr_pw_nd_args {
+    void *out;
+    const void *in[NIN];
+    long long n;
+    float p0, p1, s;
+    int ndim;
+    long long shape[GCR_MAX_DIMS];
+    long long st[1 + NIN][GCR_MAX_DIMS];
+};
+
+typedef struct gcr_cuda_pw_entry {
+    uint64_t key;
+    gcr_kernel *k[3]; /* vec, flat, nd */
+    int vec;          /* elements per access of k[0] (1: no vector kernel) */
+    UT_hash_handle hh;
+} pw_entry;
+
+int gcr_cuda_collapse(int nd, int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS])
+{
+    int perm[GCR_MAX_DIMS], n = 0;
+    for (int d = 0; d < nd; d++)
+        if (shape[d] != 1) perm[n++] = d; /* size-1 dims address nothing */
+    /* order by operand 0's stride, outermost first (insertion sort: at most 8 dims) */
+    for (int i = 1; i < n; i++) {
+        int p = perm[i], j = i;
+        int64_t sp = st[0][p] < 0 ? -st[0][p] : st[0][p];
+        while (j > 0) {
+            int64_t sq = st[0][perm[j - 1]] < 0 ? -st[0][perm[j - 1]] : st[0][perm[j - 1]];
+            if (sq >= sp) break;
+            perm[j] = perm[j - 1];
+            j--;
+        }
+        perm[j] = p;
+    }
+    int64_t sh[GCR_MAX_DIMS], s2[GCR_MAX_DIMS + 1][GCR_MAX_DIMS];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int d = perm[i];
+        bool merge = m > 0;
+        for (int k = 0; k < nops && merge; k++) merge = st[k][d] * shape[d] == s2[k][m - 1];
+        if (merge) { /* previous (outer) dim continues this one: one longer run */
+            sh[m - 1] *= shape[d];
+            for (int k = 0; k < nops; k++) s2[k][m - 1] = st[k][d];
+        } else {
+            sh[m] = shape[d];
+            for (int k = 0; k < nops; k++) s2[k][m] = st[k][d];
+            m++;
+        }
+    }
+    for (int i = 0; i < m; i++) {
+        shape[i] = sh[i];
+        for (int k = 0; k < nops; k++) st[k][i] = s2[k][i];
+    }
+    return m;
+}
+
+unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block)
+{
+    int64_t g = (work + block - 1) / block, cap = (int64_t)gcr_cuda_st(ctx)->sm_count * 2048 / block * 4;
+    if (g > cap) g = cap; /* grid-stride beyond a few waves: fills the device, nothing more */
+    return g < 1 ? 1 : (unsigned)g;
+}
+
+static bool is_int(int t) { return t == GCR_I32 || t == GCR_I64 || t == GCR_BOOL; }
+
+/* Operand description of one call: dtype per input (-1 none), constants for non-tensors. */
+typedef struct pw_desc {
+    int op, to, ti[NIN], has_scalar;
+    float val[NIN];
+    const char *expr;
+} pw_desc;
+
+static uint64_t desc_key(const pw_desc *d)
+{
+    uint64_t k = (uint64_t)d->op | (uint64_t)d->has_scalar << 6 | (uint64_t)d->to << 7;
+    for (int i = 0; i < NIN; i++) k |= (uint64_t)(d->ti[i] + 1) << (10 + 3 * i);
+    return k;
+}
+
+static int desc_vec(const pw_desc *d)
+{
+    if (d->op == GCR_OP_CAST && is_int(d->to) && is_int(d->ti[0])) return 1;
+    size_t w = gcr_dtype_size(d->to);
+    for (int i = 0; i < NIN; i++)
+        if (d->ti[i] >= 0 && gcr_dtype_size(d->ti[i]) > w) w = gcr_dtype_size(d->ti[i]);
+    return (int)(16 / w);
+}
+
+static gcr_status build_entry(gcr_ctx *ctx, const pw_desc *d, const char *expr, pw_entry *e)
+{
+    char src[2048];
+    int n = snprintf(src, sizeof src, "#define GCR_EXPR (%s)\n#define GCR_TO %d\n#define GCR_VEC %d\n#define GCR_INT_CAST %d\n",
+                     expr, d->to, e->vec, d->op == GCR_OP_CAST && is_int(d->to) && is_int(d->ti[0]));
+    for (int i = 0; i < NIN && n < (int)sizeof src; i++) {
+        n += snprintf(src + n, sizeof src - (size_t)n, "#define GCR_T%c %d\n", 'A' + i, d->ti[i]);
+        if (d->ti[i] < 0 && n < (int)sizeof src) {
+            if (i == 1 && d->has_scalar) n += snprintf(src + n, sizeof src - (size_t)n, "#define GCR_VAL_B s\n");
+            else n += snprintf(src + n, sizeof src - (size_t)n, "#define GCR_VAL_%c %.9gf\n", 'A' + i, d->val[i]);
+        }
+    }
+    if (n < (int)sizeof src) n += snprintf(src + n, sizeof src - (size_t)n, "#include \"pointwise.cuh\"\n");
+    GCR_CHECK(ctx, n < (int)sizeof src, GCR_ERR_INTERNAL, "cuda pointwise: source for %s too long", expr);
+    static const char *const names[3] = {"gcr_pw_vec", "gcr_pw_flat", "gcr_pw_nd"};
+    return gcr_cuda_program(ctx, src, names, 3, e->k);
+}
+
+/* Runs the formula of d over out's shape; in[i] NULL where d->ti[i] < 0. */
+static gcr_status pw_launch(gcr_ctx *ctx, const pw_desc *d, gcr_tensor *const *in, gcr_tensor *out, const float *p,
+                            pw_entry *e)
+{
+    const gcr_meta *om = &out->m;
+    int64_t shape[GCR_MAX_DIMS], st[1 + NIN][GCR_MAX_DIMS];
+    memset(st, 0, sizeof st);
+    for (int i = 0; i < om->ndim; i++) {
+        shape[i] = om->shape[i];
+        st[0][i] = om->strides[i];
+    }
+    for (int i = 0; i < NIN; i++)
+        if (in[i]) gcr_bcast_strides((gcr_op)d->op, i, &in[i]->m, om, st[1 + i]);
+    int nd = gcr_cuda_collapse(om->ndim, shape, 1 + NIN, st);
+    int64_t n = gcr_meta_numel(om);
+    bool flat = nd == 0 || (nd == 1 && st[0][0] == 1);
+    int bmask = 0;
+    for (int i = 0; i < NIN && flat; i++) {
+        if (!in[i]) continue;
+        if (nd == 1 && st[1 + i][0] == 1) continue;
+        if (nd == 0 || st[1 + i][0] == 0) bmask |= 1 << i;
+        else flat = false;
+    }
+    if (flat) {
+        struct gcr_pw_flat_args a;
+        memset(&a, 0, sizeof a);
+        a.out = gcr_tensor_data(out);
+        for (int i = 0; i < NIN; i++) a.in[i] = in[i] ? gcr_tensor_data(in[i]) : NULL;
+        a.n = n;
+        a.p0 = p[0];
+        a.p1 = p[1];
+        a.s = p[2];
+        a.bmask = bmask;
+        bool vec = e->vec > 1 && n >= e->vec;
+        size_t osz = gcr_dtype_size(om->dtype);
+        vec = vec && ((uintptr_t)a.out % (osz * (size_t)e->vec)) == 0;
+        for (int i = 0; i < NIN && vec; i++)
+            if (in[i] && !(bmask >> i & 1))
+                vec = ((uintptr_t)a.in[i] % (gcr_dtype_size(in[i]->m.dtype) * (size_t)e->vec)) == 0;
+        void *args[] = {&a};
+        int64_t work = vec ? n / e->vec : n;
+        return gcr_cuda_launch(ctx, e->k[vec ? 0 : 1], gcr_cuda_grid(ctx, work, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
+    }
+    struct gcr_pw_nd_args a;
+    memset(&a, 0, sizeof a);
+    a.out = gcr_tensor_data(out);
+    for (int i = 0; i < NIN; i++) a.in[i] = in[i] ? gcr_tensor_data(in[i]) : NULL;
+    a.n = n;
+    a.p0 = p[0];
+    a.p1 = p[1];
+    a.s = p[2];
+    a.ndim = nd;
+    for (int i = 0; i < nd; i++) {
+        a.shape[i] = shape[i];
+        for (int k = 0; k < 1 + NIN; k++) a.st[k][i] = st[k][i];
+    }
+    void *args[] = {&a};
+    return gcr_cuda_launch(ctx, e->k[2], gcr_cuda_grid(ctx, n, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
+}
+
 gcr_status gcr_cuda_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
-{ (void)out; return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "cuda: %s not implemented yet", gcr_op_table[c->op].name); }
-void gcr_cuda_pointwise_fini(gcr_ctx *ctx) { (void)ctx; }
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    GCR_ASSERT(ctx, gcr_op_table[c->op].kind == GCR_KIND_POINTWISE && c->in[0]);
+    pw_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = c->op;
+    d.to = out->m.dtype;
+    d.has_scalar = c->p.has_scalar;
+    gcr_tensor *in[NIN] = {0};
+    int arity = gcr_op_table[c->op].arity;
+    for (int i = 0; i < NIN; i++) {
+        d.ti[i] = -1;
+        if (i < c->n_in && c->in[i]) {
+            in[i] = c->in[i];
+            d.ti[i] = c->in[i]->m.dtype;
+        } else if (i < arity && !(i == 1 && c->p.has_scalar)) {
+            d.val[i] = gcr_op_missing_input(c->op, i);
+        }
+    }
+    uint64_t key = desc_key(&d);
+    pw_entry *e = NULL;
+    HASH_FIND(hh, st->pw, &key, sizeof key, e);
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        GCR_CHECK(ctx, e, GCR_ERR_OOM, "%s: out of host memory", gcr_op_table[c->op].name);
+        e->key = key;
+        e->vec = desc_vec(&d);
+        gcr_status s = build_entry(ctx, &d, gcr_op_table[c->op].expr, e);
+        if (s != GCR_OK) {
+            free(e);
+            return s;
+        }
+        HASH_ADD(hh, st->pw, key, sizeof e->key, e);
+    }
+    float p[3] = {c->p.f[0], c->p.f[1], c->p.f[0]};
+    return pw_launch(ctx, &d, in, out, p, e);
+}
+
+gcr_status gcr_cuda_pointwise_expr(gcr_ctx *ctx, const char *expr, int nin, gcr_tensor *const *inputs, gcr_tensor *out,
+                                   const float *params)
+{
+    GCR_CHECK(ctx, expr && nin >= 1 && nin <= NIN && out, GCR_ERR_INVALID, "cuda pointwise_expr: invalid arguments");
+    pw_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = GCR_OP_ADD; /* NumPy broadcasting for every input */
+    d.to = out->m.dtype;
+    gcr_tensor *in[NIN] = {0};
+    for (int i = 0; i < NIN; i++) {
+        d.ti[i] = i < nin ? (int)inputs[i]->m.dtype : -1;
+        if (i < nin) in[i] = inputs[i];
+    }
+    pw_entry e;
+    memset(&e, 0, sizeof e);
+    e.vec = desc_vec(&d);
+    GCR_TRY(build_entry(ctx, &d, expr, &e)); /* a program-cache hit after the first call */
+    float p[3] = {params ? params[0] : 0, params ? params[1] : 0, 0};
+    return pw_launch(ctx, &d, in, out, p, &e);
+}
+
+void gcr_cuda_pointwise_fini(gcr_ctx *ctx)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    pw_entry *e, *tmp;
+    HASH_ITER(hh, st->pw, e, tmp) {
+        HASH_DEL(st->pw, e);
+        free(e);
+    }
+}

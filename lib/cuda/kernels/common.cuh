@@ -1,10 +1,11 @@
 /* common.cuh — shared device helpers for every gcr kernel: dtype codes (equal to gcr_dtype),
- * loads/stores as f32 for every dtype with no toolkit headers (NVRTC compiles it alone), and the
- * by-value shape/stride block that strided kernels take.
+ * storage types, loads/stores through f32 (and int64 for exact integer casts) that round and
+ * saturate exactly as the CPU backend does (lib/dtype.c), all without toolkit headers, so NVRTC
+ * compiles these files with no include path.
  *
- * Convention for every .cuh file of lib/cuda/kernels (test_nvrtc compiles each file on its own for sm_80
- * and sm_90): a file must compile standalone, giving defaults to any macro it expects, so a kernel
- * that does not compile fails CI. */
+ * Convention for every .cuh file of lib/cuda/kernels (test_nvrtc compiles each file on its own
+ * for sm_80 and sm_90 in CI): a file must compile standalone, giving defaults (#ifndef) to any
+ * macro it expects, so a kernel that does not compile fails CI. Kernels are extern "C". */
 #ifndef GCR_COMMON_CUH
 #define GCR_COMMON_CUH
 
@@ -14,5 +15,93 @@
 #define GCR_DT_I32 3
 #define GCR_DT_I64 4
 #define GCR_DT_BOOL 5
+#define GCR_DT_NONE (-1) /* operand is not a tensor (scalar or missing input) */
+
+#define GCR_MAX_DIMS 8
+#define GCR_INF __int_as_float(0x7f800000)
+
+/* storage type of each dtype; f16/bf16 are raw bits */
+template <int T> struct gcr_ty;
+template <> struct gcr_ty<GCR_DT_F32> { typedef float t; };
+template <> struct gcr_ty<GCR_DT_F16> { typedef unsigned short t; };
+template <> struct gcr_ty<GCR_DT_BF16> { typedef unsigned short t; };
+template <> struct gcr_ty<GCR_DT_I32> { typedef int t; };
+template <> struct gcr_ty<GCR_DT_I64> { typedef long long t; };
+template <> struct gcr_ty<GCR_DT_BOOL> { typedef unsigned char t; };
+
+/* N elements moved as one aligned access (16 bytes for float4 / 8 halves) */
+template <typename U, int N> struct __align__(sizeof(U) * N) gcr_pack { U v[N]; };
+
+__device__ __forceinline__ float gcr_h2f(unsigned short h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+__device__ __forceinline__ unsigned short gcr_f2h(float f)
+{
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+__device__ __forceinline__ float gcr_bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
+__device__ __forceinline__ unsigned short gcr_f2bf(float f)
+{
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40); /* quiet nan */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (unsigned short)(u >> 16);
+}
+
+template <int T> __device__ __forceinline__ float gcr_to_f32(typename gcr_ty<T>::t v)
+{
+    if constexpr (T == GCR_DT_F32) return v;
+    else if constexpr (T == GCR_DT_F16) return gcr_h2f(v);
+    else if constexpr (T == GCR_DT_BF16) return gcr_bf2f(v);
+    else if constexpr (T == GCR_DT_BOOL) return v ? 1.0f : 0.0f;
+    else return (float)v;
+}
+
+/* float to int truncates toward zero; nan gives 0 and out-of-range saturates (as lib/dtype.c) */
+template <int T> __device__ __forceinline__ typename gcr_ty<T>::t gcr_from_f32(float v)
+{
+    if constexpr (T == GCR_DT_F32) return v;
+    else if constexpr (T == GCR_DT_F16) return gcr_f2h(v);
+    else if constexpr (T == GCR_DT_BF16) return gcr_f2bf(v);
+    else if constexpr (T == GCR_DT_BOOL) return v != 0.0f;
+    else if constexpr (T == GCR_DT_I32)
+        return v != v ? 0 : v >= 2147483647.0f ? 2147483647 : v <= -2147483648.0f ? (int)(-2147483647 - 1) : (int)v;
+    else
+        return v != v ? 0ll : v >= 9.2233720e18f ? 9223372036854775807ll
+               : v <= -9.2233720e18f ? (long long)(-9223372036854775807ll - 1) : (long long)v;
+}
+
+/* element i of p as f32; dflt when the operand is not a tensor */
+template <int T> __device__ __forceinline__ float gcr_ld(const void *p, long long i, float dflt)
+{
+    if constexpr (T < 0) return dflt;
+    else return gcr_to_f32<T>(((const typename gcr_ty<T>::t *)p)[i]);
+}
+template <int T> __device__ __forceinline__ void gcr_st(void *p, long long i, float v)
+{
+    if constexpr (T >= 0) ((typename gcr_ty<T>::t *)p)[i] = gcr_from_f32<T>(v);
+}
+
+/* integer/bool casts go through int64, exactly (to i32 wraps, to bool is != 0) */
+template <int T> __device__ __forceinline__ long long gcr_ld_i64(const void *p, long long i)
+{
+    if constexpr (T == GCR_DT_I32) return ((const int *)p)[i];
+    else if constexpr (T == GCR_DT_I64) return ((const long long *)p)[i];
+    else return ((const unsigned char *)p)[i] != 0;
+}
+template <int T> __device__ __forceinline__ void gcr_st_i64(void *p, long long i, long long v)
+{
+    if constexpr (T == GCR_DT_I32) ((int *)p)[i] = (int)(unsigned)(unsigned long long)v;
+    else if constexpr (T == GCR_DT_I64) ((long long *)p)[i] = v;
+    else ((unsigned char *)p)[i] = v != 0;
+}
+
+__device__ __forceinline__ long long gcr_tid() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ long long gcr_nthreads() { return (long long)gridDim.x * blockDim.x; }
 
 #endif

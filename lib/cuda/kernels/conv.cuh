@@ -1,0 +1,93 @@
+/* conv.cuh — conv2d kernels: the dense engine of gemm.cuh (implicit GEMM for 1x1, general and
+ * grouped convs) plus a depthwise kernel (groups == C == O), which is memory-bound: one thread per
+ * output, taps unrolled for 3x3 and 5x5, threads along the contiguous dim of the output (channels
+ * for NHWC, output columns for NCHW) so loads and stores coalesce.
+ *
+ * FUSION CONTRACT: the same as gemm.cuh (read its top comment), for every kernel here:
+ *   GCR_PROLOGUE(v, n, c)        value used for input element v of image n, input channel c
+ *                                (in-bounds elements only: padding stays 0). Default (v).
+ *   GCR_EPILOGUE(acc, n, o, idx) stores output channel o of image n at out[idx] (idx: element
+ *                                offset in the dense NCHW/NHWC output); acc excludes the bias.
+ *                                Default: gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0)).
+ *   GCR_EXTRA_PARAMS             appended to each kernel's parameters (", const float *s, ...").
+ *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
+ * Kernels: gcr_dense_* (gemm.cuh) and gcr_dw_{f32,f16,bf16}; GCR_DTYPE_ONLY keeps one dtype,
+ * GCR_NO_DEFAULT_KERNELS none (then instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL). */
+#ifndef GCR_CONV_CUH
+#define GCR_CONV_CUH
+
+#include "gemm.cuh"
+
+/* host mirror: gcr_cuda_dw_args in lib/cuda/cuda_ops.h; all 64-bit, no padding */
+struct gcr_dw_args {
+    long long N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+    long long xs[4], ws[4], ys[4]; /* x [n,c,h,w], w [c,1,kh,kw], out [n,c,oh,ow] */
+    long long total;               /* N*C*OH*OW */
+    long long c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out) */
+};
+
+/* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time */
+template <int KS, typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_dw_body(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                            Pro &pro, Epi &epi)
+{
+    const int C = (int)p.C, OH = (int)p.OH, OW = (int)p.OW, H = (int)p.H, W = (int)p.W;
+    const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.total; i += (long long)gridDim.x * blockDim.x) {
+        long long q = i;
+        int c, ox, oy, n;
+        if (p.c_fast) {
+            c = (int)(q % C); q /= C;
+            ox = (int)(q % OW); q /= OW;
+            oy = (int)(q % OH); n = (int)(q / OH);
+        } else {
+            ox = (int)(q % OW); q /= OW;
+            oy = (int)(q % OH); q /= OH;
+            c = (int)(q % C); n = (int)(q / C);
+        }
+        const T *xb = x + n * p.xs[0] + c * p.xs[1];
+        const T *wb = w + c * p.ws[0];
+        const int iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox * (int)p.sw - (int)p.pw;
+        float acc = 0.0f;
+#pragma unroll
+        for (int ky = 0; ky < KH; ky++) {
+            int iy = iy0 + ky * (int)p.dh;
+            if ((unsigned)iy >= (unsigned)H) continue;
+#pragma unroll
+            for (int kx = 0; kx < KW; kx++) {
+                int ix = ix0 + kx * (int)p.dw;
+                if ((unsigned)ix >= (unsigned)W) continue;
+                float v = pro(gcr_dn_ld(xb, iy * p.xs[2] + ix * p.xs[3]), n, c);
+                acc = fmaf(v, gcr_dn_ld(wb, ky * p.ws[2] + kx * p.ws[3]), acc);
+            }
+        }
+        epi(acc, n, c, n * p.ys[0] + c * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]);
+    }
+}
+
+#define GCR_DW_KERNEL(NAME, T)                                                                             \
+    extern "C" __global__ void __launch_bounds__(256)                                                     \
+        NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
+             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
+    {                                                                                                      \
+        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
+        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        if (p.KH == 3 && p.KW == 3) gcr_dw_body<3, T>(p, x, w, pro, epi);                                  \
+        else if (p.KH == 5 && p.KW == 5) gcr_dw_body<5, T>(p, x, w, pro, epi);                             \
+        else gcr_dw_body<0, T>(p, x, w, pro, epi);                                                         \
+    }
+
+#endif /* GCR_CONV_CUH */
+
+#if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_CONV_KERNELS_DONE)
+#define GCR_CONV_KERNELS_DONE
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
+GCR_DW_KERNEL(gcr_dw_f32, float)
+#endif
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
+GCR_DW_KERNEL(gcr_dw_f16, gcr_dn_f16)
+#endif
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
+GCR_DW_KERNEL(gcr_dw_bf16, gcr_dn_bf16)
+#endif
+#endif
