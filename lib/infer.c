@@ -183,6 +183,7 @@ static gcr_status infer_matmul(const gcr_call *c, gcr_meta *out, char *err, size
 static int64_t pool_out(int64_t in, int k, int s, int pad, int dil, int ceil_mode)
 {
     int64_t span = in + 2 * pad - (int64_t)dil * (k - 1) - 1;
+    if (span < 0) return 0; /* window larger than the padded input: C division truncates toward 0 and would give 1 output */
     int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
     /* PyTorch: the last window must start inside the input or left padding */
     if (ceil_mode && (o - 1) * s >= in + pad) o--;
