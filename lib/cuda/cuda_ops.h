@@ -27,5 +27,8 @@ unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block);
  * shape, p0/p1 from params) into out; compiles through the program cache on first use. */
 gcr_status gcr_cuda_pointwise_expr(gcr_ctx *ctx, const char *expr, int nin, gcr_tensor *const *inputs, gcr_tensor *out,
                                    const float *params);
+/* The program text of the eager kernels of a pointwise op with input dtypes ti[0..4] (-1: not a
+ * tensor) into buf; returns its length (>= n: truncated). test_nvrtc compiles these in CI. */
+int gcr_cuda_pw_source(char *buf, size_t n, gcr_op op, gcr_dtype to, const int *ti, int has_scalar);
 
 #endif

@@ -100,28 +100,57 @@ static uint64_t desc_key(const pw_desc *d)
     return k;
 }
 
+static int desc_int_cast(const pw_desc *d) { return d->op == GCR_OP_CAST && is_int(d->to) && is_int(d->ti[0]); }
+
 static int desc_vec(const pw_desc *d)
 {
-    if (d->op == GCR_OP_CAST && is_int(d->to) && is_int(d->ti[0])) return 1;
+    if (desc_int_cast(d)) return 1;
     size_t w = gcr_dtype_size(d->to);
     for (int i = 0; i < NIN; i++)
         if (d->ti[i] >= 0 && gcr_dtype_size(d->ti[i]) > w) w = gcr_dtype_size(d->ti[i]);
     return (int)(16 / w);
 }
 
+static int desc_source(const pw_desc *d, const char *expr, int vec, char *src, size_t cap)
+{
+    int n = snprintf(src, cap, "#define GCR_EXPR (%s)\n#define GCR_TO %d\n#define GCR_VEC %d\n#define GCR_INT_CAST %d\n",
+                     expr, d->to, vec, desc_int_cast(d));
+    for (int i = 0; i < NIN && n < (int)cap; i++) {
+        n += snprintf(src + n, cap - (size_t)n, "#define GCR_T%c %d\n", 'A' + i, d->ti[i]);
+        if (d->ti[i] < 0 && n < (int)cap) {
+            if (i == 1 && d->has_scalar) n += snprintf(src + n, cap - (size_t)n, "#define GCR_VAL_B s\n");
+            else n += snprintf(src + n, cap - (size_t)n, "#define GCR_VAL_%c ((float)(%.9g))\n", 'A' + i, d->val[i]);
+        }
+    }
+    if (n < (int)cap) n += snprintf(src + n, cap - (size_t)n, "#include \"pointwise.cuh\"\n");
+    return n;
+}
+
+/* Fills d for an op whose input i has dtype ti[i] (-1: none given). */
+static void desc_fill(pw_desc *d, gcr_op op, gcr_dtype to, const int *ti, int has_scalar)
+{
+    memset(d, 0, sizeof *d);
+    d->op = op;
+    d->to = to;
+    d->has_scalar = has_scalar;
+    int arity = gcr_op_table[op].arity;
+    for (int i = 0; i < NIN; i++) {
+        d->ti[i] = ti[i];
+        if (ti[i] < 0 && i < arity && !(i == 1 && has_scalar)) d->val[i] = gcr_op_missing_input(op, i);
+    }
+}
+
+int gcr_cuda_pw_source(char *buf, size_t n, gcr_op op, gcr_dtype to, const int *ti, int has_scalar)
+{
+    pw_desc d;
+    desc_fill(&d, op, to, ti, has_scalar);
+    return desc_source(&d, gcr_op_table[op].expr, desc_vec(&d), buf, n);
+}
+
 static gcr_status build_entry(gcr_ctx *ctx, const pw_desc *d, const char *expr, pw_entry *e)
 {
     char src[2048];
-    int n = snprintf(src, sizeof src, "#define GCR_EXPR (%s)\n#define GCR_TO %d\n#define GCR_VEC %d\n#define GCR_INT_CAST %d\n",
-                     expr, d->to, e->vec, d->op == GCR_OP_CAST && is_int(d->to) && is_int(d->ti[0]));
-    for (int i = 0; i < NIN && n < (int)sizeof src; i++) {
-        n += snprintf(src + n, sizeof src - (size_t)n, "#define GCR_T%c %d\n", 'A' + i, d->ti[i]);
-        if (d->ti[i] < 0 && n < (int)sizeof src) {
-            if (i == 1 && d->has_scalar) n += snprintf(src + n, sizeof src - (size_t)n, "#define GCR_VAL_B s\n");
-            else n += snprintf(src + n, sizeof src - (size_t)n, "#define GCR_VAL_%c %.9gf\n", 'A' + i, d->val[i]);
-        }
-    }
-    if (n < (int)sizeof src) n += snprintf(src + n, sizeof src - (size_t)n, "#include \"pointwise.cuh\"\n");
+    int n = desc_source(d, expr, e->vec, src, sizeof src);
     GCR_CHECK(ctx, n < (int)sizeof src, GCR_ERR_INTERNAL, "cuda pointwise: source for %s too long", expr);
     static const char *const names[3] = {"gcr_pw_vec", "gcr_pw_flat", "gcr_pw_nd"};
     return gcr_cuda_program(ctx, src, names, 3, e->k);
@@ -192,21 +221,13 @@ gcr_status gcr_cuda_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     gcr_cuda_state *st = gcr_cuda_st(ctx);
     GCR_ASSERT(ctx, gcr_op_table[c->op].kind == GCR_KIND_POINTWISE && c->in[0]);
     pw_desc d;
-    memset(&d, 0, sizeof d);
-    d.op = c->op;
-    d.to = out->m.dtype;
-    d.has_scalar = c->p.has_scalar;
     gcr_tensor *in[NIN] = {0};
-    int arity = gcr_op_table[c->op].arity;
+    int ti[NIN];
     for (int i = 0; i < NIN; i++) {
-        d.ti[i] = -1;
-        if (i < c->n_in && c->in[i]) {
-            in[i] = c->in[i];
-            d.ti[i] = c->in[i]->m.dtype;
-        } else if (i < arity && !(i == 1 && c->p.has_scalar)) {
-            d.val[i] = gcr_op_missing_input(c->op, i);
-        }
+        ti[i] = i < c->n_in && c->in[i] ? (int)c->in[i]->m.dtype : -1;
+        if (ti[i] >= 0) in[i] = c->in[i];
     }
+    desc_fill(&d, c->op, out->m.dtype, ti, c->p.has_scalar);
     uint64_t key = desc_key(&d);
     pw_entry *e = NULL;
     HASH_FIND(hh, st->pw, &key, sizeof key, e);

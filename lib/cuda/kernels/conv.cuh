@@ -18,7 +18,7 @@
 
 #include "gemm.cuh"
 
-/* host mirror: gcr_cuda_dw_args in lib/cuda/cuda_ops.h; all 64-bit, no padding */
+/* host mirror: dw_args in lib/cuda/conv.c; all 64-bit, no padding */
 struct gcr_dw_args {
     long long N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
     long long xs[4], ws[4], ys[4]; /* x [n,c,h,w], w [c,1,kh,kw], out [n,c,oh,ow] */

@@ -3,7 +3,7 @@
  *
  * Problem, per z = blockIdx.z (a conv group or a flattened batch index):
  *     out(r, col) = EPILOGUE( sum_k A(r, k) * B(k, col) )      r < M, col < N, k < K
- * described in conv terms by gcr_dense_args (host mirror: gcr_cuda_dense_args in lib/cuda/cuda_ops.h):
+ * described in conv terms by gcr_dense_args (host mirror: gcr_cuda_dense_args in lib/cuda/dense.h):
  *     row r  -> image n, output pixel (oy, ox):  r = (n * OH + oy) * OW + ox
  *     k      -> input channel c, tap (ky, kx):   k = (c * KH + ky) * KW + kx
  *     A(r,k) =  x[n, c, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw]   (0 outside the input)

@@ -1,0 +1,147 @@
+/* conv.c — conv2d on the GPU: depthwise convs (groups == C == O) get the memory-bound depthwise
+ * kernel, every other conv (1x1 included, which the engine runs as a plain GEMM) the dense
+ * implicit-GEMM engine of kernels/gemm.cuh. Also the engine's launcher and program text, shared
+ * with matmul.c, and the hooked entry points capture/ uses to fuse prologues and epilogues. */
+#include "dense.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+/* mirror of gcr_dw_args (conv.cuh) */
+typedef struct dw_args {
+    int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+    int64_t xs[4], ws[4], ys[4];
+    int64_t total, c_fast;
+} dw_args;
+
+static const char *dt_suffix(gcr_dtype dt) { return dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32"; }
+
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, const gcr_cuda_hooks *h)
+{
+    const char *defs = h && h->defs ? h->defs : "";
+    size_t n = strlen(defs) + strlen(file) + 96;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s\n#define GCR_DTYPE_ONLY %d\n#include \"%s\"\n", defs, (int)dt, file);
+    return s;
+}
+
+/* the kernel named name of file's program for dt, with hooks h */
+static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
+                             gcr_kernel **k)
+{
+    /* eager programs: static text, so no allocation on the hot path */
+    static const char *const eager[2][3] = {
+        {"#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n", "#define GCR_DTYPE_ONLY 1\n#include \"conv.cuh\"\n",
+         "#define GCR_DTYPE_ONLY 2\n#include \"conv.cuh\"\n"},
+        {"#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n", "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
+         "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"}};
+    GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype %s not supported", name,
+              gcr_dtype_name(dt));
+    if (!h || !h->defs || !h->defs[0])
+        return gcr_cuda_program(ctx, eager[strcmp(file, "conv.cuh") != 0][dt], &name, 1, k);
+    char *src = gcr_cuda_dense_source(file, dt, h);
+    GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
+    gcr_status s = gcr_cuda_program(ctx, src, &name, 1, k);
+    free(src);
+    return s;
+}
+
+/* args = the standard ones then the hook extras */
+static gcr_status launch(gcr_ctx *ctx, gcr_kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
+                         void **std, int nstd, const gcr_cuda_hooks *h)
+{
+    void *args[8 + GCR_CUDA_MAX_EXTRA];
+    int n = 0;
+    for (int i = 0; i < nstd; i++) args[n++] = std[i];
+    if (h && h->n_extra) {
+        GCR_CHECK(ctx, h->n_extra <= GCR_CUDA_MAX_EXTRA && h->extra, GCR_ERR_INVALID,
+                  "cuda dense: %d extra kernel arguments (at most %d)", h->n_extra, GCR_CUDA_MAX_EXTRA);
+        for (int i = 0; i < h->n_extra; i++) args[n++] = h->extra[i];
+    }
+    return gcr_cuda_launch(ctx, k, gx, gy, gz, threads, 1, 1, 0, args);
+}
+
+gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_args *a, const void *x, const void *w,
+                              void *out, const void *bias, const gcr_cuda_hooks *h)
+{
+    int64_t z = 1;
+    for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
+    GCR_CHECK(ctx, a->M < (1LL << 31) && a->N < (1LL << 31) && a->K < (1LL << 31) && z <= 65535 && a->nz <= 4,
+              GCR_ERR_UNSUPPORTED, "cuda dense: problem %lldx%lldx%lld with %lld batches exceeds the kernel's index range",
+              (long long)a->M, (long long)a->N, (long long)a->K, (long long)z);
+    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80;
+    /* the 64-wide tile when it still gives every SM a block, else the 32 one (batch-1 latency) */
+    int64_t blocks64 = ((a->M + 63) / 64) * ((a->N + 63) / 64) * z;
+    int big = blocks64 >= gcr_cuda_sm_count(ctx);
+    int tile = big ? 64 : 32;
+    char name[48];
+    snprintf(name, sizeof name, "gcr_dense_%s%d_%s", tc ? "mma" : "fma", tile, dt_suffix(dt));
+    gcr_kernel *k;
+    GCR_TRY(get_kernel(ctx, "conv.cuh", dt, h, name, &k));
+    unsigned threads = tc ? 128 : big ? 256 : 64;
+    void *std[] = {(void *)a, &x, &w, &out, &bias};
+    return launch(ctx, k, (unsigned)((a->M + tile - 1) / tile), (unsigned)((a->N + tile - 1) / tile), (unsigned)z,
+                  threads, std, 5, h);
+}
+
+static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+{
+    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m, *y = &out->m;
+    const gcr_conv2d_params *p = &c->p.conv;
+    dw_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
+                 .OW = y->shape[3], .KH = w->shape[2], .KW = w->shape[3], .sh = p->stride[0], .sw = p->stride[1],
+                 .ph = p->padding[0], .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1]};
+    for (int i = 0; i < 4; i++) {
+        a.xs[i] = x->strides[i];
+        a.ws[i] = w->strides[i];
+        a.ys[i] = y->strides[i];
+    }
+    a.total = a.N * a.C * a.OH * a.OW;
+    a.c_fast = y->strides[1] == 1 && a.C > 1;
+    gcr_kernel *k;
+    char name[32];
+    snprintf(name, sizeof name, "gcr_dw_%s", dt_suffix(x->dtype));
+    GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
+    int64_t blocks = (a.total + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16;
+    const void *xp = gcr_tensor_data(c->in[0]), *wp = gcr_tensor_data(c->in[1]);
+    const void *bp = c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
+    void *yp = gcr_tensor_data(out);
+    void *std[] = {&a, &xp, &wp, &yp, &bp};
+    return launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, std, 5, h);
+}
+
+gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+{
+    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m, *y = &out->m;
+    const gcr_conv2d_params *p = &c->p.conv;
+    int64_t C = x->shape[1], O = w->shape[0], G = p->groups, Cg = w->shape[1], Og = O / G;
+    if (G == C && O == C && Cg == 1) return depthwise(ctx, c, out, h);
+
+    gcr_cuda_dense_args a = {.M = x->shape[0] * y->shape[2] * y->shape[3], .N = Og, .K = Cg * w->shape[2] * w->shape[3],
+                             .OH = y->shape[2], .OW = y->shape[3], .H = x->shape[2], .W = x->shape[3],
+                             .KH = w->shape[2], .KW = w->shape[3], .sh = p->stride[0], .sw = p->stride[1],
+                             .ph = p->padding[0], .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1]};
+    for (int i = 0; i < 4; i++) {
+        a.xs[i] = x->strides[i];
+        a.ws[i] = w->strides[i];
+        a.ys[i] = y->strides[i];
+    }
+    if (G > 1) { /* z = group: each a GEMM over its own channel slices */
+        a.nz = 1;
+        a.zshape[0] = G;
+        a.zx[0] = Cg * a.xs[1];
+        a.zw[0] = Og * a.ws[0];
+        a.zy[0] = Og * a.ys[1];
+        a.zc = Cg;
+        a.zo = Og;
+    }
+    /* coalesced load order: NHWC inputs run along channels (k), NCHW along output pixels (rows) */
+    a.a_kfast = a.xs[1] == 1;
+    a.b_kfast = (a.KH * a.KW == 1 ? a.ws[1] : a.ws[3]) == 1;
+    return gcr_cuda_dense_run(ctx, x->dtype, &a, gcr_tensor_data(c->in[0]), gcr_tensor_data(c->in[1]),
+                              gcr_tensor_data(out), c->in[2] ? gcr_tensor_data(c->in[2]) : NULL, h);
+}
+
+gcr_status gcr_cuda_conv2d(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
+{
+    return gcr_cuda_conv2d_hooked(ctx, c, out, NULL);
+}

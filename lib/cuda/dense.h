@@ -1,0 +1,46 @@
+/* dense.h — the conv2d / matmul / pool launchers' interface beyond cuda_ops.h: host mirrors of the
+ * kernel argument blocks of kernels/gemm.cuh, conv.cuh and pool.cuh, and the hooked launchers
+ * through which capture/ codegen runs those kernels with a fused prologue and epilogue. */
+#ifndef GCR_CUDA_DENSE_H
+#define GCR_CUDA_DENSE_H
+
+#include "cuda_ops.h"
+
+/* Mirror of gcr_dense_args (gemm.cuh): same field order, all 64-bit so layouts agree. */
+typedef struct gcr_cuda_dense_args {
+    int64_t M, N, K;
+    int64_t OH, OW, H, W, KH, KW;
+    int64_t sh, sw, ph, pw, dh, dw;
+    int64_t xs[4], ws[4], ys[4];
+    int64_t nz, zshape[4], zx[4], zw[4], zy[4];
+    int64_t zn, zc, zo;
+    int64_t a_kfast, b_kfast;
+} gcr_cuda_dense_args;
+
+/* Fusion hooks. defs: CUDA text placed before the kernel file, defining any of GCR_PROLOGUE,
+ * GCR_EPILOGUE and GCR_EXTRA_PARAMS (contract: top of kernels/gemm.cuh), plus helpers they need.
+ * extra[i] points at the value of the i-th parameter GCR_EXTRA_PARAMS declares (as for
+ * cuLaunchKernel); at most GCR_CUDA_MAX_EXTRA. NULL hooks = the eager kernels. The program is
+ * compiled once per distinct defs text and dtype (module cache). */
+#define GCR_CUDA_MAX_EXTRA 32
+typedef struct gcr_cuda_hooks {
+    const char *defs;
+    void *const *extra;
+    int n_extra;
+} gcr_cuda_hooks;
+
+/* As gcr_cuda_conv2d / gcr_cuda_matmul / gcr_cuda_pool, with hooks (NULL: plain). The epilogue
+ * decides what is stored; out still gives the output's layout (idx) and the default store. */
+gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
+gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
+gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
+
+/* Runs the dense engine on a filled args block: x, w, out, bias (may be NULL) of dtype dt. */
+gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_args *a, const void *x, const void *w,
+                              void *out, const void *bias, const gcr_cuda_hooks *h);
+
+/* Program text for dtype dt of kernel file "conv.cuh" or "pool.cuh" with hooks h (may be NULL),
+ * malloc'ed (NULL when out of memory). */
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, const gcr_cuda_hooks *h);
+
+#endif

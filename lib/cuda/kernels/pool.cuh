@@ -1,0 +1,155 @@
+/* pool.cuh — max/avg/adaptive-avg pooling with PyTorch's window rules, and global average pooling
+ * (adaptive 1x1) as a reduction: a warp per (n, c) row when the spatial dims are contiguous
+ * (NCHW), or 32 channels x 8 pixel slices per block, coalesced over C, when channels are (NHWC).
+ *
+ * Hooks as in gemm.cuh: GCR_PROLOGUE(v, n, c) on every in-bounds input element (a fused producer
+ * of the pool), GCR_EPILOGUE(acc, n, c, idx) storing the pooled value (max, or the mean) of
+ * channel c at out[idx]; bias is always null here. GCR_EXTRA_PARAMS appended to the parameters.
+ * Kernels: gcr_pool_{f32,f16,bf16} (any window, thread per output), gcr_gap_rows_* and
+ * gcr_gap_cols_* (global average). */
+#ifndef GCR_POOL_CUH
+#define GCR_POOL_CUH
+
+#define GCR_GEMM_BASE_ONLY /* dtype shims and hook defaults, not the dense kernels */
+#include "gemm.cuh"
+#undef GCR_GEMM_BASE_ONLY
+
+/* host mirror: pool_args in lib/cuda/pool.c; all 64-bit */
+struct gcr_pool_args {
+    long long N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+    long long xs[4], ys[4]; /* x [n,c,h,w], out [n,c,oh,ow] */
+    long long total;        /* N*C*OH*OW (gap kernels: N*C) */
+    long long c_fast;       /* 1: consecutive threads take consecutive channels */
+    long long mode;         /* 0 max, 1 avg, 2 adaptive avg */
+    long long count_include_pad;
+};
+
+template <typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_pool_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
+{
+    const int C = (int)p.C, OH = (int)p.OH, OW = (int)p.OW, H = (int)p.H, W = (int)p.W;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.total; i += (long long)gridDim.x * blockDim.x) {
+        long long q = i;
+        int c, ox, oy, n;
+        if (p.c_fast) {
+            c = (int)(q % C); q /= C;
+            ox = (int)(q % OW); q /= OW;
+            oy = (int)(q % OH); n = (int)(q / OH);
+        } else {
+            ox = (int)(q % OW); q /= OW;
+            oy = (int)(q % OH); q /= OH;
+            c = (int)(q % C); n = (int)(q / C);
+        }
+        const T *xb = x + n * p.xs[0] + c * p.xs[1];
+        float r;
+        if (p.mode == 0) {
+            r = -__int_as_float(0x7f800000);
+            int h0 = oy * (int)p.sh - (int)p.ph, w0 = ox * (int)p.sw - (int)p.pw;
+            for (int ky = 0; ky < (int)p.KH; ky++) {
+                int iy = h0 + ky * (int)p.dh;
+                if ((unsigned)iy >= (unsigned)H) continue;
+                for (int kx = 0; kx < (int)p.KW; kx++) {
+                    int ix = w0 + kx * (int)p.dw;
+                    if ((unsigned)ix >= (unsigned)W) continue;
+                    float v = pro(gcr_dn_ld(xb, iy * p.xs[2] + ix * p.xs[3]), n, c);
+                    if (v > r || v != v) r = v; /* NaN wins, as in PyTorch */
+                }
+            }
+        } else {
+            int h0, h1, w0, w1, div;
+            if (p.mode == 1) { /* PyTorch: include-pad divisor is the window clipped to input + padding */
+                h0 = oy * (int)p.sh - (int)p.ph;
+                w0 = ox * (int)p.sw - (int)p.pw;
+                h1 = min(h0 + (int)p.KH, H + (int)p.ph);
+                w1 = min(w0 + (int)p.KW, W + (int)p.pw);
+                int padded = (h1 - h0) * (w1 - w0);
+                h0 = max(h0, 0); w0 = max(w0, 0);
+                h1 = min(h1, H); w1 = min(w1, W);
+                div = p.count_include_pad ? padded : (h1 - h0) * (w1 - w0);
+            } else { /* adaptive: [floor(i*in/out), ceil((i+1)*in/out)) */
+                h0 = oy * H / OH; h1 = ((oy + 1) * H + OH - 1) / OH;
+                w0 = ox * W / OW; w1 = ((ox + 1) * W + OW - 1) / OW;
+                div = (h1 - h0) * (w1 - w0);
+            }
+            float s = 0.0f;
+            for (int iy = h0; iy < h1; iy++)
+                for (int ix = w0; ix < w1; ix++) s += pro(gcr_dn_ld(xb, iy * p.xs[2] + ix * p.xs[3]), n, c);
+            r = div > 0 ? s / (float)div : 0.0f;
+        }
+        epi(r, n, c, n * p.ys[0] + c * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]);
+    }
+}
+
+/* global average, spatial dims contiguous-ish: one warp per (n, c) row, 8 rows per block */
+template <typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_gap_rows_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
+{
+    const int lane = threadIdx.x & 31, W = (int)p.W, HW = (int)(p.H * p.W);
+    long long row = blockIdx.x * 8LL + (threadIdx.x >> 5);
+    if (row >= p.total) return;
+    int n = (int)(row / p.C), c = (int)(row % p.C);
+    const T *xb = x + n * p.xs[0] + c * p.xs[1];
+    float s = 0.0f;
+    for (int i = lane; i < HW; i += 32) {
+        int iy = i / W, ix = i - iy * W;
+        s += pro(gcr_dn_ld(xb, iy * p.xs[2] + ix * p.xs[3]), n, c);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) epi(s / (float)HW, n, c, n * p.ys[0] + c * p.ys[1]);
+}
+
+/* global average, channels contiguous: block (32 channels, 8 pixel slices) of image blockIdx.y */
+template <typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
+{
+    __shared__ float part[8][33];
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, W = (int)p.W, HW = (int)(p.H * p.W);
+    const int c = blockIdx.x * 32 + tx, n = blockIdx.y;
+    float s = 0.0f;
+    if (c < (int)p.C) {
+        const T *xb = x + n * p.xs[0] + c * p.xs[1];
+        for (int i = ty; i < HW; i += 8) {
+            int iy = i / W, ix = i - iy * W;
+            s += pro(gcr_dn_ld(xb, iy * p.xs[2] + ix * p.xs[3]), n, c);
+        }
+    }
+    part[ty][tx] = s;
+    __syncthreads();
+    if (ty == 0 && c < (int)p.C) {
+        for (int k = 1; k < 8; k++) s += part[k][tx];
+        epi(s / (float)HW, n, c, n * p.ys[0] + c * p.ys[1]);
+    }
+}
+
+#define GCR_POOL_KERNEL(NAME, T, BODY)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256)                                                     \
+        NAME(const gcr_pool_args p, const T *__restrict__ x, T *__restrict__ out GCR_EXTRA_PARAMS)        \
+    {                                                                                                      \
+        const T *bias = nullptr;                                                                           \
+        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
+        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        (void)bias;                                                                                        \
+        BODY<T>(p, x, pro, epi);                                                                           \
+    }
+
+#endif /* GCR_POOL_CUH */
+
+#if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_POOL_KERNELS_DONE)
+#define GCR_POOL_KERNELS_DONE
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
+GCR_POOL_KERNEL(gcr_pool_f32, float, gcr_pool_body)
+GCR_POOL_KERNEL(gcr_gap_rows_f32, float, gcr_gap_rows_body)
+GCR_POOL_KERNEL(gcr_gap_cols_f32, float, gcr_gap_cols_body)
+#endif
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
+GCR_POOL_KERNEL(gcr_pool_f16, gcr_dn_f16, gcr_pool_body)
+GCR_POOL_KERNEL(gcr_gap_rows_f16, gcr_dn_f16, gcr_gap_rows_body)
+GCR_POOL_KERNEL(gcr_gap_cols_f16, gcr_dn_f16, gcr_gap_cols_body)
+#endif
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
+GCR_POOL_KERNEL(gcr_pool_bf16, gcr_dn_bf16, gcr_pool_body)
+GCR_POOL_KERNEL(gcr_gap_rows_bf16, gcr_dn_bf16, gcr_gap_rows_body)
+GCR_POOL_KERNEL(gcr_gap_cols_bf16, gcr_dn_bf16, gcr_gap_cols_body)
+#endif
+#endif
