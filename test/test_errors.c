@@ -1,0 +1,303 @@
+/* test_errors.c — every bad-input class of every op family returns NULL (or a status), records
+ * the right status and a message naming the op and the shapes, never crashes and leaks nothing
+ * (ASan): NULL tensors, dtype mismatches, non-float math, non-broadcastable shapes, reshape and
+ * permute errors, bad axes, clamp bounds, conv/pool parameters, linear/matmul/concat/batch_norm
+ * shapes, allocation failure, tensors of another context, sticky errors. */
+#include "harness.h"
+
+/* Huge allocations must fail with NULL under ASan too, not abort the test (visible to the ASan
+ * runtime although tests build with -fvisibility=hidden). */
+__attribute__((visibility("default"), used)) const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
+/* r must be NULL, the status st, and the message contain each needle; clears the error */
+static void expect(gcr_ctx *ctx, const void *r, gcr_status st, const char *what, int line, const char *const *needles)
+{
+    const char *msg = gcr_ctx_error(ctx);
+    CHECK(r == NULL, "line %d %s: returned non-NULL", line, what);
+    CHECK(gcr_ctx_status(ctx) == st, "line %d %s: status %s, want %s (%s)", line, what, gcr_status_name(gcr_ctx_status(ctx)),
+          gcr_status_name(st), msg);
+    for (int i = 0; needles[i]; i++)
+        CHECK(strstr(msg, needles[i]) != NULL, "line %d %s: message \"%s\" lacks \"%s\"", line, what, msg, needles[i]);
+    gcr_ctx_clear_error(ctx);
+}
+#define EXPECT(ctx, expr, st, ...) expect(ctx, (expr), st, #expr, __LINE__, (const char *const[]){__VA_ARGS__, NULL})
+
+static gcr_ctx *ctx;
+
+static gcr_tensor *T(gcr_dtype dt, int nd, const int64_t *s)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= s[d];
+    float *h = h_randn(n, -1, 1);
+    gcr_tensor *t = h_tensor(ctx, dt, nd, s, GCR_NCHW, h);
+    free(h);
+    return t;
+}
+#define S(...) (int64_t[]){__VA_ARGS__}
+
+static void test_null_tensors(void)
+{
+    gcr_tensor *x = T(GCR_F32, 4, S(1, 3, 8, 8)), *w = T(GCR_F32, 4, S(4, 3, 3, 3)), *c = T(GCR_F32, 1, S(3));
+    gcr_pool2d_params pp = gcr_pool2d_default(2);
+    gcr_conv2d_params cp = gcr_conv2d_default();
+    typedef gcr_tensor *(*u_fn)(gcr_ctx *, gcr_tensor *);
+    static const struct { const char *name; u_fn fn; } unary[] = {
+        {"neg", gcr_neg}, {"abs", gcr_abs}, {"relu", gcr_relu}, {"sigmoid", gcr_sigmoid}, {"tanh", gcr_tanh},
+        {"exp", gcr_exp}, {"log", gcr_log}, {"sqrt", gcr_sqrt}, {"rsqrt", gcr_rsqrt}, {"hardswish", gcr_hardswish},
+        {"hardsigmoid", gcr_hardsigmoid}, {"relu6", gcr_relu6}, {"silu", gcr_silu},
+    };
+    for (unsigned i = 0; i < sizeof unary / sizeof *unary; i++)
+        expect(ctx, unary[i].fn(ctx, NULL), GCR_ERR_INVALID, unary[i].name, __LINE__, (const char *const[]){unary[i].name, "NULL", NULL});
+    typedef gcr_tensor *(*b_fn)(gcr_ctx *, gcr_tensor *, gcr_tensor *);
+    typedef gcr_tensor *(*s_fn)(gcr_ctx *, gcr_tensor *, float);
+    static const struct { const char *name; b_fn fn; s_fn sfn; } binary[] = {
+        {"add", gcr_add, gcr_add_scalar}, {"sub", gcr_sub, gcr_sub_scalar}, {"mul", gcr_mul, gcr_mul_scalar},
+        {"div", gcr_div, gcr_div_scalar}, {"maximum", gcr_maximum, gcr_maximum_scalar}, {"minimum", gcr_minimum, gcr_minimum_scalar},
+    };
+    for (unsigned i = 0; i < sizeof binary / sizeof *binary; i++) {
+        const char *const nd[] = {binary[i].name, "NULL", NULL};
+        expect(ctx, binary[i].fn(ctx, NULL, x), GCR_ERR_INVALID, binary[i].name, __LINE__, nd);
+        expect(ctx, binary[i].fn(ctx, x, NULL), GCR_ERR_INVALID, binary[i].name, __LINE__, nd);
+        expect(ctx, binary[i].sfn(ctx, NULL, 1.0f), GCR_ERR_INVALID, binary[i].name, __LINE__, nd);
+    }
+    EXPECT(ctx, gcr_clamp(ctx, NULL, 0, 1), GCR_ERR_INVALID, "clamp");
+    EXPECT(ctx, gcr_cast(ctx, NULL, GCR_F16), GCR_ERR_INVALID, "cast");
+    EXPECT(ctx, gcr_softmax(ctx, NULL, 0), GCR_ERR_INVALID, "softmax");
+    EXPECT(ctx, gcr_sum(ctx, NULL, NULL, 0, 0), GCR_ERR_INVALID, "sum");
+    EXPECT(ctx, gcr_mean(ctx, NULL, NULL, 0, 0), GCR_ERR_INVALID, "mean");
+    EXPECT(ctx, gcr_max(ctx, NULL, NULL, 0, 0), GCR_ERR_INVALID, "max");
+    EXPECT(ctx, gcr_conv2d(ctx, NULL, w, NULL, &cp), GCR_ERR_INVALID, "conv2d");
+    EXPECT(ctx, gcr_conv2d(ctx, x, NULL, NULL, &cp), GCR_ERR_INVALID, "conv2d");
+    EXPECT(ctx, gcr_batch_norm(ctx, NULL, c, c, c, c, 1e-5f), GCR_ERR_INVALID, "batch_norm");
+    EXPECT(ctx, gcr_batch_norm(ctx, x, NULL, c, c, c, 1e-5f), GCR_ERR_INVALID, "batch_norm");
+    EXPECT(ctx, gcr_batch_norm(ctx, x, c, NULL, c, c, 1e-5f), GCR_ERR_INVALID, "batch_norm");
+    EXPECT(ctx, gcr_linear(ctx, NULL, w, NULL), GCR_ERR_INVALID, "linear");
+    EXPECT(ctx, gcr_linear(ctx, c, NULL, NULL), GCR_ERR_INVALID, "linear");
+    EXPECT(ctx, gcr_matmul(ctx, NULL, c), GCR_ERR_INVALID, "matmul");
+    EXPECT(ctx, gcr_matmul(ctx, c, NULL), GCR_ERR_INVALID, "matmul");
+    EXPECT(ctx, gcr_max_pool2d(ctx, NULL, &pp), GCR_ERR_INVALID, "max_pool2d");
+    EXPECT(ctx, gcr_max_pool2d(ctx, x, NULL), GCR_ERR_INVALID, "max_pool2d");
+    EXPECT(ctx, gcr_avg_pool2d(ctx, NULL, &pp), GCR_ERR_INVALID, "avg_pool2d");
+    EXPECT(ctx, gcr_adaptive_avg_pool2d(ctx, NULL, 1, 1), GCR_ERR_INVALID, "adaptive_avg_pool2d");
+    EXPECT(ctx, gcr_reshape(ctx, NULL, 1, S(4)), GCR_ERR_INVALID, "reshape");
+    EXPECT(ctx, gcr_flatten(ctx, NULL, 0, -1), GCR_ERR_INVALID, "flatten");
+    EXPECT(ctx, gcr_permute(ctx, NULL, (int[]){0}), GCR_ERR_INVALID, "permute");
+    EXPECT(ctx, gcr_permute(ctx, x, NULL), GCR_ERR_INVALID, "permute");
+    EXPECT(ctx, gcr_slice(ctx, NULL, 0, 0, 1, 1), GCR_ERR_INVALID, "slice");
+    EXPECT(ctx, gcr_concat(ctx, NULL, 2, 0), GCR_ERR_INVALID, "concat", "NULL");
+    EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){x, NULL}, 2, 0), GCR_ERR_INVALID, "concat", "input 1");
+    EXPECT(ctx, gcr_contiguous(ctx, NULL, GCR_NHWC), GCR_ERR_INVALID, "contiguous");
+    EXPECT(ctx, gcr_dropout(ctx, NULL, 0.1f), GCR_ERR_INVALID, "dropout");
+    /* host transfer and a NULL ctx: a status, never a crash */
+    float buf[4];
+    CHECK(gcr_tensor_to_host(NULL, buf, 16) == GCR_ERR_INVALID, "to_host(NULL)");
+    CHECK(gcr_tensor_from_host(NULL, buf, 16) == GCR_ERR_INVALID, "from_host(NULL)");
+    CHECK(gcr_relu(NULL, x) == NULL && gcr_add(NULL, x, x) == NULL && gcr_concat(NULL, &x, 1, 0) == NULL, "NULL ctx");
+    CHECK(gcr_ctx_status(ctx) == GCR_OK, "NULL ctx calls leave this ctx alone");
+}
+
+static void test_dtypes(void)
+{
+    gcr_tensor *a = T(GCR_F32, 2, S(3, 5)), *b = T(GCR_F16, 2, S(3, 5)), *bb = T(GCR_BF16, 1, S(5));
+    gcr_tensor *i = T(GCR_I32, 2, S(3, 5)), *l = T(GCR_I64, 4, S(1, 3, 8, 8)), *bo = T(GCR_BOOL, 1, S(3));
+    EXPECT(ctx, gcr_add(ctx, a, b), GCR_ERR_DTYPE, "add", "f32[3,5]", "f16[3,5]");
+    EXPECT(ctx, gcr_maximum(ctx, a, bb), GCR_ERR_DTYPE, "maximum", "f32[3,5]", "bf16[5]");
+    EXPECT(ctx, gcr_relu(ctx, i), GCR_ERR_DTYPE, "relu", "i32[3,5]");
+    EXPECT(ctx, gcr_exp(ctx, bo), GCR_ERR_DTYPE, "exp", "bool[3]");
+    EXPECT(ctx, gcr_add(ctx, i, i), GCR_ERR_DTYPE, "add", "i32[3,5]");
+    EXPECT(ctx, gcr_mul_scalar(ctx, i, 2.0f), GCR_ERR_DTYPE, "mul", "i32[3,5]");
+    EXPECT(ctx, gcr_clamp(ctx, i, 0, 1), GCR_ERR_DTYPE, "clamp", "i32[3,5]");
+    EXPECT(ctx, gcr_sum(ctx, i, NULL, 0, 0), GCR_ERR_DTYPE, "sum", "i32[3,5]");
+    EXPECT(ctx, gcr_max_pool2d(ctx, l, &(gcr_pool2d_params){{2, 2}, {2, 2}, {0, 0}, {1, 1}, 0, 1}), GCR_ERR_DTYPE,
+           "max_pool2d", "i64[1,3,8,8]");
+    gcr_tensor *w = T(GCR_F16, 4, S(4, 3, 3, 3)), *x = T(GCR_F32, 4, S(1, 3, 8, 8));
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, NULL, NULL), GCR_ERR_DTYPE, "conv2d", "f32[1,3,8,8]", "f16[4,3,3,3]");
+    EXPECT(ctx, gcr_conv2d(ctx, l, l, NULL, NULL), GCR_ERR_DTYPE, "conv2d", "i64[1,3,8,8]");
+    EXPECT(ctx, gcr_matmul(ctx, a, gcr_permute(ctx, b, (int[]){1, 0})), GCR_ERR_DTYPE, "matmul", "f32[3,5]", "f16[5,3]");
+    EXPECT(ctx, gcr_linear(ctx, a, b, NULL), GCR_ERR_DTYPE, "linear", "f32[3,5]", "f16[3,5]");
+    EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){a, b}, 2, 0), GCR_ERR_DTYPE, "concat", "f32[3,5]", "f16[3,5]");
+    gcr_tensor *c = T(GCR_I32, 1, S(3));
+    EXPECT(ctx, gcr_batch_norm(ctx, x, c, c, NULL, NULL, 1e-5f), GCR_ERR_DTYPE, "batch_norm", "i32[3]");
+    EXPECT(ctx, gcr_cast(ctx, a, (gcr_dtype)42), GCR_ERR_DTYPE, "cast", "42");
+}
+
+static void test_shapes(void)
+{
+    gcr_tensor *a = T(GCR_F32, 2, S(3, 4)), *b = T(GCR_F32, 1, S(5)), *c = T(GCR_F32, 3, S(2, 3, 4));
+    EXPECT(ctx, gcr_add(ctx, a, b), GCR_ERR_SHAPE, "add", "f32[3,4]", "f32[5]", "broadcast");
+    EXPECT(ctx, gcr_div(ctx, c, T(GCR_F32, 2, S(2, 4))), GCR_ERR_SHAPE, "div", "f32[2,3,4]", "f32[2,4]");
+    /* non-broadcastable operand given strided */
+    gcr_tensor *p = gcr_permute(ctx, T(GCR_F32, 2, S(4, 3)), (int[]){1, 0});
+    EXPECT(ctx, gcr_sub(ctx, p, T(GCR_F32, 3, S(2, 4, 4))), GCR_ERR_SHAPE, "sub", "f32[3,4]:strided", "f32[2,4,4]");
+    /* reshape */
+    EXPECT(ctx, gcr_reshape(ctx, a, 2, S(5, 3)), GCR_ERR_SHAPE, "reshape", "f32[3,4]", "12");
+    EXPECT(ctx, gcr_reshape(ctx, a, 2, S(-1, 5)), GCR_ERR_SHAPE, "reshape", "f32[3,4]");
+    EXPECT(ctx, gcr_reshape(ctx, a, 2, S(-1, -1)), GCR_ERR_SHAPE, "reshape", "f32[3,4]");
+    EXPECT(ctx, gcr_reshape(ctx, a, 2, S(-2, 6)), GCR_ERR_SHAPE, "reshape", "f32[3,4]");
+    EXPECT(ctx, gcr_reshape(ctx, p, 1, S(13)), GCR_ERR_SHAPE, "reshape", "12");
+    EXPECT(ctx, gcr_reshape(ctx, a, 9, S(1, 1, 1, 1, 1, 1, 1, 1, 12)), GCR_ERR_SHAPE, "reshape", "f32[3,4]");
+    /* permute */
+    EXPECT(ctx, gcr_permute(ctx, c, (int[]){0, 0, 1}), GCR_ERR_PARAM, "permute", "f32[2,3,4]");
+    EXPECT(ctx, gcr_permute(ctx, c, (int[]){0, 1, 3}), GCR_ERR_PARAM, "permute", "f32[2,3,4]");
+    EXPECT(ctx, gcr_permute(ctx, c, (int[]){-1, 1, 2}), GCR_ERR_PARAM, "permute", "f32[2,3,4]");
+    /* flatten, slice */
+    EXPECT(ctx, gcr_flatten(ctx, c, 2, 1), GCR_ERR_PARAM, "flatten", "f32[2,3,4]");
+    EXPECT(ctx, gcr_flatten(ctx, c, 0, 3), GCR_ERR_PARAM, "flatten", "f32[2,3,4]");
+    EXPECT(ctx, gcr_slice(ctx, c, 3, 0, 1, 1), GCR_ERR_PARAM, "slice", "f32[2,3,4]");
+    EXPECT(ctx, gcr_slice(ctx, c, 0, 0, 1, 0), GCR_ERR_PARAM, "slice", "f32[2,3,4]");
+    /* contiguous NHWC of a 3-d tensor */
+    EXPECT(ctx, gcr_contiguous(ctx, c, GCR_NHWC), GCR_ERR_PARAM, "contiguous", "f32[2,3,4]");
+    EXPECT(ctx, gcr_dropout(ctx, c, 1.5f), GCR_ERR_PARAM, "dropout", "f32[2,3,4]");
+}
+
+static void test_axes(void)
+{
+    gcr_tensor *c = T(GCR_F32, 3, S(2, 3, 4));
+    EXPECT(ctx, gcr_sum(ctx, c, (int[]){1, 1}, 2, 0), GCR_ERR_PARAM, "sum", "f32[2,3,4]");
+    EXPECT(ctx, gcr_mean(ctx, c, (int[]){3}, 1, 0), GCR_ERR_PARAM, "mean", "f32[2,3,4]");
+    EXPECT(ctx, gcr_max(ctx, c, (int[]){-4}, 1, 1), GCR_ERR_PARAM, "max", "f32[2,3,4]");
+    EXPECT(ctx, gcr_sum(ctx, c, (int[]){0, -3}, 2, 0), GCR_ERR_PARAM, "sum", "f32[2,3,4]");
+    EXPECT(ctx, gcr_sum(ctx, c, NULL, 2, 0), GCR_ERR_PARAM, "sum", "f32[2,3,4]");
+    EXPECT(ctx, gcr_sum(ctx, c, (int[]){0, 1, 2, 0}, 4, 0), GCR_ERR_PARAM, "sum", "f32[2,3,4]");
+    EXPECT(ctx, gcr_softmax(ctx, c, 5), GCR_ERR_PARAM, "f32[2,3,4]");
+    EXPECT(ctx, gcr_concat(ctx, &c, 1, 3), GCR_ERR_PARAM, "concat", "f32[2,3,4]");
+    EXPECT(ctx, gcr_concat(ctx, &c, 0, 0), GCR_ERR_INVALID, "concat");
+    /* clamp bounds */
+    EXPECT(ctx, gcr_clamp(ctx, c, 2.0f, 1.0f), GCR_ERR_PARAM, "clamp", "f32[2,3,4]");
+    EXPECT(ctx, gcr_clamp(ctx, c, NAN, 1.0f), GCR_ERR_PARAM, "clamp", "f32[2,3,4]");
+}
+
+static void test_conv_params(void)
+{
+    gcr_tensor *x = T(GCR_F32, 4, S(1, 3, 8, 8)), *w = T(GCR_F32, 4, S(4, 3, 3, 3)), *b = T(GCR_F32, 1, S(4));
+    gcr_conv2d_params p = gcr_conv2d_default();
+    p.stride[1] = 0;
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, b, &p), GCR_ERR_PARAM, "conv2d", "f32[1,3,8,8]", "stride");
+    p = gcr_conv2d_default();
+    p.padding[0] = -1;
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, b, &p), GCR_ERR_PARAM, "conv2d", "f32[1,3,8,8]", "padding");
+    p = gcr_conv2d_default();
+    p.dilation[0] = 0;
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, b, &p), GCR_ERR_PARAM, "conv2d", "f32[1,3,8,8]");
+    p = gcr_conv2d_default();
+    p.groups = 2;
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, b, &p), GCR_ERR_PARAM, "conv2d", "f32[1,3,8,8]", "groups");
+    p.groups = 0;
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, b, &p), GCR_ERR_PARAM, "conv2d", "f32[1,3,8,8]", "groups");
+    EXPECT(ctx, gcr_conv2d(ctx, x, T(GCR_F32, 4, S(4, 2, 3, 3)), NULL, NULL), GCR_ERR_SHAPE, "conv2d", "f32[1,3,8,8]", "f32[4,2,3,3]");
+    EXPECT(ctx, gcr_conv2d(ctx, x, T(GCR_F32, 4, S(4, 3, 9, 3)), NULL, NULL), GCR_ERR_SHAPE, "conv2d", "f32[1,3,8,8]", "f32[4,3,9,3]");
+    p = gcr_conv2d_default();
+    p.dilation[1] = 4; /* effective kernel 9 > 8 */
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, NULL, &p), GCR_ERR_SHAPE, "conv2d", "f32[1,3,8,8]");
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, T(GCR_F32, 1, S(3)), NULL), GCR_ERR_SHAPE, "conv2d", "f32[3]");
+    EXPECT(ctx, gcr_conv2d(ctx, x, w, T(GCR_F32, 2, S(4, 1)), NULL), GCR_ERR_SHAPE, "conv2d", "f32[4,1]");
+    EXPECT(ctx, gcr_conv2d(ctx, T(GCR_F32, 3, S(3, 8, 8)), w, NULL, NULL), GCR_ERR_SHAPE, "conv2d", "f32[3,8,8]");
+    EXPECT(ctx, gcr_conv2d(ctx, x, T(GCR_F32, 2, S(4, 27)), NULL, NULL), GCR_ERR_SHAPE, "conv2d", "f32[4,27]");
+}
+
+static void test_pool_params(void)
+{
+    gcr_tensor *x = T(GCR_F32, 4, S(1, 3, 8, 8));
+    gcr_pool2d_params p = gcr_pool2d_default(0);
+    EXPECT(ctx, gcr_max_pool2d(ctx, x, &p), GCR_ERR_PARAM, "max_pool2d", "f32[1,3,8,8]", "kernel");
+    p = gcr_pool2d_default(3);
+    p.padding[0] = 2;
+    EXPECT(ctx, gcr_avg_pool2d(ctx, x, &p), GCR_ERR_PARAM, "avg_pool2d", "f32[1,3,8,8]", "padding");
+    p = gcr_pool2d_default(9);
+    EXPECT(ctx, gcr_max_pool2d(ctx, x, &p), GCR_ERR_SHAPE, "max_pool2d", "f32[1,3,8,8]");
+    p = gcr_pool2d_default(3);
+    p.dilation[1] = 0;
+    EXPECT(ctx, gcr_max_pool2d(ctx, x, &p), GCR_ERR_PARAM, "max_pool2d", "f32[1,3,8,8]");
+    p = gcr_pool2d_default(2);
+    p.stride[0] = -1;
+    EXPECT(ctx, gcr_avg_pool2d(ctx, x, &p), GCR_ERR_PARAM, "avg_pool2d", "f32[1,3,8,8]");
+    EXPECT(ctx, gcr_max_pool2d(ctx, T(GCR_F32, 2, S(8, 8)), &p), GCR_ERR_SHAPE, "max_pool2d", "f32[8,8]");
+    EXPECT(ctx, gcr_adaptive_avg_pool2d(ctx, x, 0, 1), GCR_ERR_PARAM, "adaptive_avg_pool2d", "f32[1,3,8,8]");
+    EXPECT(ctx, gcr_adaptive_avg_pool2d(ctx, T(GCR_F32, 3, S(3, 8, 8)), 1, 1), GCR_ERR_SHAPE, "adaptive_avg_pool2d", "f32[3,8,8]");
+}
+
+static void test_matmul_concat_bn(void)
+{
+    gcr_tensor *a = T(GCR_F32, 2, S(2, 5)), *w = T(GCR_F32, 2, S(3, 4));
+    EXPECT(ctx, gcr_linear(ctx, a, w, NULL), GCR_ERR_SHAPE, "linear", "f32[2,5]", "f32[3,4]");
+    EXPECT(ctx, gcr_linear(ctx, a, T(GCR_F32, 2, S(3, 5)), T(GCR_F32, 1, S(4))), GCR_ERR_SHAPE, "linear", "f32[4]");
+    EXPECT(ctx, gcr_linear(ctx, a, T(GCR_F32, 1, S(5)), NULL), GCR_ERR_SHAPE, "linear", "f32[2,5]", "f32[5]");
+    EXPECT(ctx, gcr_matmul(ctx, a, w), GCR_ERR_SHAPE, "matmul", "f32[2,5]", "f32[3,4]");
+    EXPECT(ctx, gcr_matmul(ctx, T(GCR_F32, 3, S(2, 3, 4)), T(GCR_F32, 3, S(3, 4, 5))), GCR_ERR_SHAPE, "matmul",
+           "f32[2,3,4]", "f32[3,4,5]");
+    EXPECT(ctx, gcr_matmul(ctx, T(GCR_F32, 1, S(4)), T(GCR_F32, 1, S(5))), GCR_ERR_SHAPE, "matmul");
+    EXPECT(ctx, gcr_matmul(ctx, T(GCR_F32, 0, NULL), a), GCR_ERR_SHAPE, "matmul", "f32[]", "f32[2,5]");
+    /* concat */
+    gcr_tensor *c = T(GCR_F32, 3, S(2, 3, 4));
+    EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){c, a}, 2, 0), GCR_ERR_SHAPE, "concat", "f32[2,3,4]", "f32[2,5]", "rank");
+    EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){c, T(GCR_F32, 3, S(2, 4, 4))}, 2, 0), GCR_ERR_SHAPE, "concat",
+           "f32[2,3,4]", "f32[2,4,4]");
+    /* batch_norm */
+    gcr_tensor *x = T(GCR_F32, 4, S(1, 3, 8, 8)), *p3 = T(GCR_F32, 1, S(3)), *p4 = T(GCR_F32, 1, S(4));
+    EXPECT(ctx, gcr_batch_norm(ctx, x, p4, p3, NULL, NULL, 1e-5f), GCR_ERR_SHAPE, "batch_norm", "f32[1,3,8,8]", "f32[4]");
+    EXPECT(ctx, gcr_batch_norm(ctx, x, p3, p3, p3, p4, 1e-5f), GCR_ERR_SHAPE, "batch_norm", "f32[1,3,8,8]", "f32[4]");
+    EXPECT(ctx, gcr_batch_norm(ctx, x, p3, T(GCR_F32, 2, S(3, 1)), NULL, NULL, 1e-5f), GCR_ERR_SHAPE, "batch_norm", "f32[3,1]");
+    EXPECT(ctx, gcr_batch_norm(ctx, p3, p3, p3, NULL, NULL, 1e-5f), GCR_ERR_SHAPE, "batch_norm", "f32[3]");
+    EXPECT(ctx, gcr_batch_norm(ctx, x, p3, p3, NULL, NULL, -1.0f), GCR_ERR_PARAM, "batch_norm", "eps");
+}
+
+/* allocation failure: a huge tensor or op result gives OOM and NULL, and the ctx stays usable */
+static void test_oom(void)
+{
+    EXPECT(ctx, gcr_tensor_new(ctx, GCR_F32, 3, S(1 << 20, 1 << 20, 1 << 8), GCR_NCHW), GCR_ERR_OOM, "tensor_new",
+           "f32[1048576,1048576,256]");
+    /* element counts past int64 are refused before any arithmetic overflows (UBSan checks) */
+    const int64_t big = (int64_t)1 << 40;
+    EXPECT(ctx, gcr_tensor_new(ctx, GCR_F32, 3, S(big, big, big), GCR_NCHW), GCR_ERR_OOM, "tensor_new", "f32", "too large");
+    EXPECT(ctx, gcr_tensor_new(ctx, GCR_I64, 2, S(big, (int64_t)1 << 21), GCR_NCHW), GCR_ERR_OOM, "tensor_new");
+    EXPECT(ctx, gcr_reshape(ctx, T(GCR_F32, 1, S(12)), 3, S(-1, big, big)), GCR_ERR_SHAPE, "reshape", "f32[12]");
+    EXPECT(ctx, gcr_reshape(ctx, T(GCR_F32, 1, S(12)), 3, S(big, big, big)), GCR_ERR_SHAPE, "reshape", "f32[12]");
+    gcr_tensor *a = T(GCR_F32, 2, S(1 << 24, 1)), *b = T(GCR_F32, 2, S(1, 1 << 24));
+    EXPECT(ctx, gcr_add(ctx, a, b), GCR_ERR_OOM, "add", "f32[16777216,16777216]");
+    gcr_tensor *y = gcr_relu(ctx, T(GCR_F32, 1, S(3)));
+    CHECK(y != NULL && gcr_ctx_status(ctx) == GCR_OK, "ctx usable after OOM");
+}
+
+/* a tensor of another context is refused, whichever input it is */
+static void test_other_ctx(void)
+{
+    gcr_ctx *other = h_ctx(GCR_DEVICE_CPU);
+    float h[12] = {0};
+    gcr_tensor *a = T(GCR_F32, 2, S(3, 4));
+    gcr_tensor *o = gcr_tensor_from_data(other, GCR_F32, 2, S(3, 4), GCR_NCHW, h);
+    EXPECT(ctx, gcr_add(ctx, a, o), GCR_ERR_INVALID, "add", "another context", "f32[3,4]");
+    EXPECT(ctx, gcr_relu(ctx, o), GCR_ERR_INVALID, "relu", "another context");
+    EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){a, o}, 2, 0), GCR_ERR_INVALID, "concat", "another context");
+    CHECK(gcr_ctx_status(other) == GCR_OK, "the other context is not blamed");
+    gcr_ctx_destroy(other);
+}
+
+/* the first error sticks until cleared; later failures do not overwrite it */
+static void test_sticky(void)
+{
+    gcr_tensor *a = T(GCR_F32, 2, S(3, 4)), *i = T(GCR_I32, 1, S(2));
+    CHECK(gcr_add(ctx, a, T(GCR_F32, 1, S(5))) == NULL, "first error");
+    CHECK(gcr_relu(ctx, i) == NULL, "second error");
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_SHAPE && strstr(gcr_ctx_error(ctx), "add"), "first error kept: %s", gcr_ctx_error(ctx));
+    CHECK(gcr_relu(ctx, a) != NULL, "valid ops still run while an error is recorded");
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_ctx_status(ctx) == GCR_OK && !strcmp(gcr_ctx_error(ctx), ""), "cleared");
+}
+
+int main(void)
+{
+    ctx = h_ctx(GCR_DEVICE_CPU);
+    RUN(test_null_tensors);
+    RUN(test_dtypes);
+    RUN(test_shapes);
+    RUN(test_axes);
+    RUN(test_conv_params);
+    RUN(test_pool_params);
+    RUN(test_matmul_concat_bn);
+    RUN(test_oom);
+    RUN(test_other_ctx);
+    RUN(test_sticky);
+    gcr_ctx_destroy(ctx);
+    return h_finish();
+}
