@@ -13,7 +13,8 @@ ifeq ($(origin CUDA), undefined)
   CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime.h),1,0)
 endif
 ifeq ($(SAN),1)
-  BUILD := $(BUILD)-san
+  # override: also when BUILD is given on the command line, so sanitized objects never mix in
+  override BUILD := $(BUILD)-san
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 

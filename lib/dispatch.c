@@ -15,7 +15,9 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
     for (int i = 0; i < c->n_in; i++) {
         gcr_tensor *t = c->in[i];
         if (t && t->ctx != ctx) {
-            gcr_set_error(ctx, GCR_ERR_INVALID, "%s: input %d belongs to another context", name, i);
+            char b[96];
+            gcr_set_error(ctx, GCR_ERR_INVALID, "%s: input %d (%s) belongs to another context", name, i,
+                          gcr_meta_str(&t->m, b, sizeof b));
             return NULL;
         }
     }

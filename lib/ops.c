@@ -92,6 +92,7 @@ BINARY(minimum, MINIMUM)
 
 gcr_tensor *gcr_hardswish(gcr_ctx *ctx, gcr_tensor *x)
 {
+    NEED(ctx, x, "hardswish"); /* so a NULL names the op called, not its first primitive */
     gcr_tensor *t = gcr_add_scalar(ctx, x, 3.0f);
     gcr_tensor *u = gcr_clamp(ctx, t, 0.0f, 6.0f);
     gcr_tensor *v = gcr_mul(ctx, x, u);
@@ -104,6 +105,7 @@ gcr_tensor *gcr_hardswish(gcr_ctx *ctx, gcr_tensor *x)
 
 gcr_tensor *gcr_hardsigmoid(gcr_ctx *ctx, gcr_tensor *x)
 {
+    NEED(ctx, x, "hardsigmoid");
     gcr_tensor *t = gcr_add_scalar(ctx, x, 3.0f);
     gcr_tensor *u = gcr_clamp(ctx, t, 0.0f, 6.0f);
     gcr_tensor *y = gcr_div_scalar(ctx, u, 6.0f);
@@ -112,10 +114,15 @@ gcr_tensor *gcr_hardsigmoid(gcr_ctx *ctx, gcr_tensor *x)
     return y;
 }
 
-gcr_tensor *gcr_relu6(gcr_ctx *ctx, gcr_tensor *x) { return gcr_clamp(ctx, x, 0.0f, 6.0f); }
+gcr_tensor *gcr_relu6(gcr_ctx *ctx, gcr_tensor *x)
+{
+    NEED(ctx, x, "relu6");
+    return gcr_clamp(ctx, x, 0.0f, 6.0f);
+}
 
 gcr_tensor *gcr_silu(gcr_ctx *ctx, gcr_tensor *x)
 {
+    NEED(ctx, x, "silu");
     gcr_tensor *s = gcr_sigmoid(ctx, x);
     gcr_tensor *y = gcr_mul(ctx, x, s);
     gcr_tensor_free(s);
@@ -146,14 +153,16 @@ static gcr_tensor *reduce(gcr_ctx *ctx, gcr_op op, gcr_tensor *x, const int *axe
     gcr_call c = call1(op, x);
     int nd = x->m.ndim;
     bool seen[GCR_MAX_DIMS] = {0};
+    char b[96];
     if (naxes < 0 || naxes > nd || (naxes > 0 && !axes)) {
-        gcr_set_error(ctx, GCR_ERR_PARAM, "%s: %d axes given for a %d-d tensor", fn, naxes, nd);
+        gcr_set_error(ctx, GCR_ERR_PARAM, "%s: %d axes given for %s", fn, naxes, gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
     for (int i = 0; i < naxes; i++) {
         int a = axes[i] < 0 ? axes[i] + nd : axes[i];
         if (a < 0 || a >= nd || seen[a]) {
-            gcr_set_error(ctx, GCR_ERR_PARAM, "%s: axis %d invalid or repeated for a %d-d tensor", fn, axes[i], nd);
+            gcr_set_error(ctx, GCR_ERR_PARAM, "%s: axis %d invalid or repeated for %s", fn, axes[i],
+                          gcr_meta_str(&x->m, b, sizeof b));
             return NULL;
         }
         seen[a] = true;
@@ -229,7 +238,9 @@ gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
     NEED(ctx, a, "matmul");
     NEED(ctx, b, "matmul");
     if (a->m.ndim == 0 || b->m.ndim == 0) {
-        gcr_set_error(ctx, GCR_ERR_SHAPE, "matmul: 0-d operand");
+        char b1[96], b2[96];
+        gcr_set_error(ctx, GCR_ERR_SHAPE, "matmul: 0-d operand in %s @ %s", gcr_meta_str(&a->m, b1, sizeof b1),
+                      gcr_meta_str(&b->m, b2, sizeof b2));
         return NULL;
     }
     /* NumPy: a 1-d a is a row [1,K], a 1-d b a column [K,1]; the added dim is dropped after */
@@ -302,10 +313,15 @@ gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *sh
     }
     gcr_call c = call1(GCR_OP_RESHAPE, x);
     int infer = -1;
-    int64_t known = 1;
+    int64_t known = 1, bound = 1; /* bound: product of max(dim, 1), kept from overflowing */
     c.p.n = ndim;
     for (int i = 0; i < ndim; i++) {
         c.p.v[i] = shape[i];
+        if (__builtin_mul_overflow(bound, shape[i] > 0 ? shape[i] : 1, &bound) || bound > ((int64_t)1 << 59)) {
+            gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: new shape too large (dim %d is %lld) for %s", i,
+                          (long long)shape[i], gcr_meta_str(&x->m, b, sizeof b));
+            return NULL;
+        }
         if (shape[i] == -1 && infer < 0) infer = i;
         else if (shape[i] < 0) {
             gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: dim %d is %lld for %s", i, (long long)shape[i],
@@ -331,7 +347,9 @@ gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim)
     if (end_dim < 0) end_dim += nd;
     if (nd == 0) return gcr_reshape(ctx, x, 1, (int64_t[]){1});
     if (start_dim < 0 || end_dim >= nd || start_dim > end_dim) {
-        gcr_set_error(ctx, GCR_ERR_PARAM, "flatten: dims %d..%d invalid for a %d-d tensor", start_dim, end_dim, nd);
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_PARAM, "flatten: dims %d..%d invalid for %s", start_dim, end_dim,
+                      gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
     int64_t shape[GCR_MAX_DIMS];
@@ -353,8 +371,9 @@ gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm)
     c.p.n = x->m.ndim;
     for (int i = 0; i < x->m.ndim; i++) {
         if (perm[i] < 0 || perm[i] >= x->m.ndim || seen[perm[i]]) {
-            gcr_set_error(ctx, GCR_ERR_PARAM, "permute: entry %d (%d) is not a permutation of %d dims", i, perm[i],
-                          x->m.ndim);
+            char b[96];
+            gcr_set_error(ctx, GCR_ERR_PARAM, "permute: entry %d (%d) is not a permutation of the dims of %s", i,
+                          perm[i], gcr_meta_str(&x->m, b, sizeof b));
             return NULL;
         }
         seen[perm[i]] = true;
@@ -369,7 +388,9 @@ gcr_tensor *gcr_slice(gcr_ctx *ctx, gcr_tensor *x, int dim, int64_t start, int64
     int nd = x->m.ndim;
     if (dim < 0) dim += nd;
     if (dim < 0 || dim >= nd || step < 1) {
-        gcr_set_error(ctx, GCR_ERR_PARAM, "slice: dim %d / step %lld invalid for a %d-d tensor", dim, (long long)step, nd);
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_PARAM, "slice: dim %d / step %lld invalid for %s", dim, (long long)step,
+                      gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
     int64_t n = x->m.shape[dim];
@@ -390,7 +411,8 @@ gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis)
 {
     if (!ctx) return NULL;
     if (!xs || n < 1 || n > GCR_MAX_INPUTS) {
-        gcr_set_error(ctx, GCR_ERR_INVALID, "concat: %d inputs (1..%d allowed)", n, GCR_MAX_INPUTS);
+        gcr_set_error(ctx, GCR_ERR_INVALID, xs ? "concat: %d inputs (1..%d allowed)" : "concat: NULL input array (%d inputs, 1..%d allowed)",
+                      n, GCR_MAX_INPUTS);
         return NULL;
     }
     gcr_call c;
@@ -407,7 +429,9 @@ gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis)
     int nd = xs[0]->m.ndim;
     if (axis < 0) axis += nd;
     if (axis < 0 || axis >= nd) {
-        gcr_set_error(ctx, GCR_ERR_PARAM, "concat: axis %d invalid for %d-d inputs", axis, nd);
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_PARAM, "concat: axis %d invalid for inputs like %s", axis,
+                      gcr_meta_str(&xs[0]->m, b, sizeof b));
         return NULL;
     }
     c.p.n = 1;
@@ -419,7 +443,8 @@ gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p)
 {
     NEED(ctx, x, "dropout");
     if (!(p >= 0.0f && p < 1.0f)) {
-        gcr_set_error(ctx, GCR_ERR_PARAM, "dropout: p %g outside [0, 1)", p);
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_PARAM, "dropout: p %g outside [0, 1) for %s", p, gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
     return x;

@@ -155,9 +155,13 @@ static gcr_status make_meta(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t 
     memset(m, 0, sizeof *m);
     m->dtype = dt;
     m->ndim = ndim;
+    int64_t bound = 1; /* product of max(dim, 1): strides and spans stay far from int64 overflow */
     for (int i = 0; i < ndim; i++) {
         GCR_CHECK(ctx, shape[i] >= 0, GCR_ERR_SHAPE, "%s: negative dim %lld at %d", fn,
                   (long long)shape[i], i);
+        GCR_CHECK(ctx, !__builtin_mul_overflow(bound, shape[i] ? shape[i] : 1, &bound) && bound <= ((int64_t)1 << 59),
+                  GCR_ERR_OOM, "%s: %s shape too large (dim %d is %lld; 2^59 elements at most)", fn,
+                  gcr_dtype_name(dt), i, (long long)shape[i]);
         m->shape[i] = shape[i];
     }
     gcr_meta_set_format(m, fmt);
