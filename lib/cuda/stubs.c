@@ -3,6 +3,3 @@
 #include "cuda_ops.h"
 #define STUB(fn) gcr_status fn(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out) { (void)out; \
     return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "cuda: %s not implemented yet", gcr_op_table[c->op].name); }
-STUB(gcr_cuda_conv2d)
-STUB(gcr_cuda_matmul)
-STUB(gcr_cuda_pool)

@@ -1,0 +1,97 @@
+/* pool.c — max/avg/adaptive-avg pooling on the GPU (kernels/pool.cuh): a thread per output in
+ * general, and a reduction kernel for global average pooling (adaptive 1x1), chosen by which
+ * input dim is contiguous. Window rules are PyTorch's, as in lib/cpu/pool.c. */
+#include "dense.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+/* mirror of gcr_pool_args (pool.cuh) */
+typedef struct pool_args {
+    int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+    int64_t xs[4], ys[4];
+    int64_t total, c_fast, mode, count_include_pad;
+} pool_args;
+
+gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+{
+    const gcr_meta *x = &c->in[0]->m, *y = &out->m;
+    const gcr_pool2d_params *p = &c->p.pool;
+    gcr_dtype dt = x->dtype;
+    char b1[96];
+    GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype of %s not supported",
+              gcr_op_table[c->op].name, gcr_meta_str(x, b1, sizeof b1));
+    if (c->op == GCR_OP_AVG_POOL2D && (p->dilation[0] != 1 || p->dilation[1] != 1))
+        return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "avg_pool2d: dilation %dx%d on %s (only max_pool2d dilates)",
+                             p->dilation[0], p->dilation[1], gcr_meta_str(x, b1, sizeof b1));
+    pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
+                   .OW = y->shape[3]};
+    for (int i = 0; i < 4; i++) {
+        a.xs[i] = x->strides[i];
+        a.ys[i] = y->strides[i];
+    }
+    GCR_CHECK(ctx, a.N * a.C * a.OH * a.OW < (1LL << 40) && a.H * a.W < (1LL << 31) && a.N <= 65535, GCR_ERR_UNSUPPORTED,
+              "%s: input %s too large for the pool kernels", gcr_op_table[c->op].name, gcr_meta_str(x, b1, sizeof b1));
+    const char *kind;
+    unsigned gx, gy = 1;
+    if (c->op == GCR_OP_ADAPTIVE_AVG_POOL2D && a.OH == 1 && a.OW == 1) {
+        a.total = a.N * a.C;
+        if (a.xs[1] == 1 && a.C > 1) { /* channels contiguous: coalesce over C */
+            kind = "gap_cols";
+            gx = (unsigned)((a.C + 31) / 32);
+            gy = (unsigned)a.N;
+        } else {
+            kind = "gap_rows";
+            gx = (unsigned)((a.total + 7) / 8);
+        }
+    } else {
+        a.mode = c->op == GCR_OP_MAX_POOL2D ? 0 : c->op == GCR_OP_AVG_POOL2D ? 1 : 2;
+        if (a.mode != 2) {
+            a.KH = p->kernel[0];
+            a.KW = p->kernel[1];
+            a.sh = p->stride[0];
+            a.sw = p->stride[1];
+            a.ph = p->padding[0];
+            a.pw = p->padding[1];
+            a.dh = p->dilation[0];
+            a.dw = p->dilation[1];
+            a.count_include_pad = p->count_include_pad;
+        }
+        a.total = a.N * a.C * a.OH * a.OW;
+        a.c_fast = a.ys[1] == 1 && a.C > 1;
+        int64_t blocks = (a.total + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16;
+        gx = (unsigned)(blocks < cap ? blocks : cap);
+        kind = "pool";
+    }
+    char name[40];
+    snprintf(name, sizeof name, "gcr_%s_%s", kind, dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32");
+
+    static const char *const eager[3] = {"#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n",
+                                         "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
+                                         "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"};
+    const char *nm = name;
+    gcr_kernel *k;
+    if (!h || !h->defs || !h->defs[0]) {
+        GCR_TRY(gcr_cuda_program(ctx, eager[dt], &nm, 1, &k));
+    } else {
+        char *src = gcr_cuda_dense_source("pool.cuh", dt, h);
+        GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
+        gcr_status s = gcr_cuda_program(ctx, src, &nm, 1, &k);
+        free(src);
+        GCR_TRY(s);
+    }
+    const void *xp = gcr_tensor_data(c->in[0]);
+    void *yp = gcr_tensor_data(out);
+    void *args[3 + GCR_CUDA_MAX_EXTRA] = {&a, &xp, &yp};
+    int n = 3;
+    if (h && h->n_extra) {
+        GCR_CHECK(ctx, h->n_extra <= GCR_CUDA_MAX_EXTRA && h->extra, GCR_ERR_INVALID,
+                  "%s: %d extra kernel arguments (at most %d)", name, h->n_extra, GCR_CUDA_MAX_EXTRA);
+        for (int i = 0; i < h->n_extra; i++) args[n++] = h->extra[i];
+    }
+    return gcr_cuda_launch(ctx, k, gx, gy, 1, 256, 1, 1, 0, args);
+}
+
+gcr_status gcr_cuda_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
+{
+    return gcr_cuda_pool_hooked(ctx, c, out, NULL);
+}

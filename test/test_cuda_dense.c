@@ -1,0 +1,362 @@
+/* test_cuda_dense.c — the GPU conv2d, matmul/linear and pooling kernels against the CPU backend on
+ * the same random data: odd sizes, strides, padding, dilation, groups (depthwise too), 1x1, bias
+ * on/off, NCHW / NHWC / permuted / sliced inputs, f32 (1e-4) and f16/bf16 (~1e-2); the batch
+ * broadcasts of matmul; and the fusion hooks (prologue, epilogue, extra kernel parameters).
+ * Skips where no GPU is present. */
+#include "harness.h"
+#ifdef GCR_HAVE_CUDA
+#include "cuda/dense.h"
+#endif
+
+static gcr_ctx *cpu, *gpu;
+
+/* how an operand is laid out in memory; the logical values are the same in every case */
+enum lay { L_DENSE, L_NHWC, L_PERM, L_SLICE };
+static const char *lay_name[] = {"dense", "nhwc", "perm", "slice"};
+static const char *dt_name(gcr_dtype t) { return gcr_dtype_name(t); }
+
+/* One random operand made on both contexts with identical values and layout. */
+static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_tensor **tc, gcr_tensor **tg)
+{
+    int64_t phys[GCR_MAX_DIMS], n = 1;
+    int perm[GCR_MAX_DIMS];
+    for (int i = 0; i < nd; i++) phys[i] = shape[i], perm[i] = i;
+    if (lay == L_PERM && nd >= 2) { /* store reversed pairs: logical dim i lives at physical dim perm[i] */
+        if (nd == 4) { perm[0] = 1; perm[1] = 0; perm[2] = 3; perm[3] = 2; }
+        else if (nd == 3) { perm[0] = 1; perm[1] = 2; perm[2] = 0; }
+        else { perm[nd - 2] = nd - 1; perm[nd - 1] = nd - 2; }
+        for (int i = 0; i < nd; i++) phys[perm[i]] = shape[i];
+    }
+    if (lay == L_SLICE) phys[nd - 1] = 2 * shape[nd - 1] + 1;
+    for (int i = 0; i < nd; i++) n *= phys[i];
+    float *h = h_randn(n, -1.0f, 1.0f);
+    gcr_format f = lay == L_NHWC && nd == 4 ? GCR_NHWC : GCR_NCHW;
+    gcr_ctx *cs[2] = {cpu, gpu};
+    gcr_tensor *out[2];
+    for (int k = 0; k < 2; k++) {
+        gcr_tensor *t = h_tensor(cs[k], dt, nd, phys, f, h);
+        if (t && lay == L_PERM && nd >= 2) t = gcr_permute(cs[k], t, perm);
+        if (t && lay == L_SLICE) t = gcr_slice(cs[k], t, nd - 1, 1, phys[nd - 1], 2);
+        out[k] = t;
+    }
+    free(h);
+    *tc = out[0];
+    *tg = out[1];
+}
+
+static void tol(gcr_dtype dt, float *atol, float *rtol)
+{
+    *atol = dt == GCR_F32 ? 1e-4f : dt == GCR_F16 ? 1e-2f : 2e-2f;
+    *rtol = dt == GCR_F32 ? 1e-4f : dt == GCR_F16 ? 1e-2f : 2e-2f;
+}
+
+/* reads both results and compares them; frees nothing (scopes do) */
+static void compare(gcr_tensor *rc, gcr_tensor *rg, gcr_dtype dt, const char *what)
+{
+    if (!CHECK(rc && rg, "%s: cpu %s / gpu %s", what, rc ? "ok" : gcr_ctx_error(cpu), rg ? "ok" : gcr_ctx_error(gpu))) {
+        gcr_ctx_clear_error(cpu);
+        gcr_ctx_clear_error(gpu);
+        return;
+    }
+    int64_t n = gcr_tensor_numel(rc);
+    CHECK(n == gcr_tensor_numel(rg) && gcr_tensor_format(rc) == gcr_tensor_format(rg), "%s: result shapes differ", what);
+    float *a = h_read(rc), *b = h_read(rg), at, rt;
+    tol(dt, &at, &rt);
+    CHECK_CLOSE(b, a, n, at, rt, what);
+    free(a);
+    free(b);
+}
+
+/* ---------------------------------------------------------------- conv2d */
+
+typedef struct conv_case {
+    int N, C, H, W, O, KH, KW, sh, sw, ph, pw, dh, dw, groups, bias;
+} conv_case;
+
+static const conv_case convs[] = {
+    /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
+    {1, 16, 13, 11, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* 1x1, odd spatial */
+    {2, 37, 9, 7, 29, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},     /* 1x1, odd channels, no bias */
+    {3, 3, 17, 15, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},    /* stem-like 3x3 s2 */
+    {2, 8, 12, 10, 12, 3, 5, 1, 2, 2, 1, 2, 1, 1, 1},    /* rectangular, dilation, mixed strides */
+    {2, 12, 10, 9, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3, 1},    /* grouped */
+    {2, 24, 15, 13, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24, 1},  /* depthwise 3x3 */
+    {1, 40, 14, 14, 40, 5, 5, 2, 2, 2, 2, 1, 1, 40, 0},  /* depthwise 5x5 s2 */
+    {2, 10, 11, 9, 10, 3, 2, 2, 1, 1, 0, 2, 1, 10, 1},   /* depthwise, odd taps (run-time loop) */
+    {2, 6, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 6, 1},      /* channel multiplier 2: grouped, not depthwise */
+    {2, 64, 64, 64, 128, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* enough tiles for the 64-wide engine */
+    {1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* MobileNet tail: tiny M, long K */
+};
+
+static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc = NULL, *bg = NULL;
+    make2(dt, 4, xs, lay, &xc, &xg);
+    make2(dt, 4, ws, lay == L_PERM ? L_PERM : L_DENSE, &wc, &wg);
+    if (k->bias) make2(dt, 1, bs, L_DENSE, &bc, &bg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    gcr_tensor *rc = gcr_conv2d(cpu, xc, wc, bc, &p), *rg = gcr_conv2d(gpu, xg, wg, bg, &p);
+    char what[160];
+    snprintf(what, sizeof what, "conv %dx%dx%dx%d O%d k%dx%d s%d,%d p%d,%d d%d,%d g%d b%d %s %s", k->N, k->C, k->H, k->W,
+             k->O, k->KH, k->KW, k->sh, k->sw, k->ph, k->pw, k->dh, k->dw, k->groups, k->bias, dt_name(dt), lay_name[lay]);
+    compare(rc, rg, dt, what);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_conv(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    const int n = (int)(sizeof convs / sizeof convs[0]);
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++)
+            for (int l = 0; l < 4; l++) {
+                if (i >= n - 2 && l >= 2) continue; /* big cases: layouts are covered by the small ones */
+                conv_one(&convs[i], dts[d], (enum lay)l);
+            }
+}
+
+/* ---------------------------------------------------------------- matmul, linear */
+
+static void matmul_one(int na, const int64_t *sa, enum lay la, int nb, const int64_t *sb, enum lay lb, gcr_dtype dt)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    gcr_tensor *ac, *ag, *bc, *bg;
+    make2(dt, na, sa, la, &ac, &ag);
+    make2(dt, nb, sb, lb, &bc, &bg);
+    char what[160];
+    int k = snprintf(what, sizeof what, "matmul [");
+    for (int i = 0; i < na; i++) k += snprintf(what + k, sizeof what - k, i ? ",%lld" : "%lld", (long long)sa[i]);
+    k += snprintf(what + k, sizeof what - k, "]%s x [", lay_name[la]);
+    for (int i = 0; i < nb; i++) k += snprintf(what + k, sizeof what - k, i ? ",%lld" : "%lld", (long long)sb[i]);
+    snprintf(what + k, sizeof what - k, "]%s %s", lay_name[lb], dt_name(dt));
+    compare(gcr_matmul(cpu, ac, bc), gcr_matmul(gpu, ag, bg), dt, what);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_matmul(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int d = 0; d < 3; d++) {
+        gcr_dtype dt = dts[d];
+        int64_t a1[2] = {37, 53}, b1[2] = {53, 29};
+        for (int l = 0; l < 4; l++) matmul_one(2, a1, (enum lay)l, 2, b1, (enum lay)(3 - l), dt);
+        int64_t a2[4] = {2, 1, 19, 23}, b2[3] = {3, 23, 17}; /* batch broadcast both ways */
+        matmul_one(4, a2, L_DENSE, 3, b2, L_DENSE, dt);
+        matmul_one(4, a2, L_PERM, 3, b2, L_PERM, dt);
+        int64_t a3[3] = {5, 33, 40}, b3[2] = {40, 21}; /* shared right operand: batch folds into rows */
+        matmul_one(3, a3, L_DENSE, 2, b3, L_DENSE, dt);
+        matmul_one(3, a3, L_SLICE, 2, b3, L_PERM, dt);
+        int64_t a4[2] = {19, 23}, b4[3] = {4, 23, 9}; /* left operand broadcast over the batch */
+        matmul_one(2, a4, L_DENSE, 3, b4, L_SLICE, dt);
+        int64_t a5[2] = {700, 96}, b5[2] = {96, 780}; /* 64-wide tiles */
+        matmul_one(2, a5, L_DENSE, 2, b5, L_DENSE, dt);
+        int64_t a6[2] = {1, 960}, b6[2] = {960, 1280}; /* batch-1 classifier */
+        matmul_one(2, a6, L_DENSE, 2, b6, L_PERM, dt);
+    }
+}
+
+static void linear_one(int nx, const int64_t *sx, int64_t out_f, int bias, enum lay lx, gcr_dtype dt)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t sw[2] = {out_f, sx[nx - 1]}, sb[1] = {out_f};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc = NULL, *bg = NULL;
+    make2(dt, nx, sx, lx, &xc, &xg);
+    make2(dt, 2, sw, L_DENSE, &wc, &wg);
+    if (bias) make2(dt, 1, sb, L_DENSE, &bc, &bg);
+    char what[128];
+    snprintf(what, sizeof what, "linear %d-d K%lld -> %lld bias %d %s %s", nx, (long long)sx[nx - 1], (long long)out_f, bias,
+             lay_name[lx], dt_name(dt));
+    compare(gcr_linear(cpu, xc, wc, bc), gcr_linear(gpu, xg, wg, bg), dt, what);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_linear(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int d = 0; d < 3; d++) {
+        int64_t x1[1] = {77}, x2[2] = {9, 77}, x3[3] = {3, 11, 45};
+        linear_one(1, x1, 31, 1, L_DENSE, dts[d]);
+        linear_one(2, x2, 31, 1, L_DENSE, dts[d]);
+        linear_one(2, x2, 31, 0, L_PERM, dts[d]);
+        linear_one(3, x3, 50, 1, L_DENSE, dts[d]);
+        linear_one(3, x3, 50, 1, L_PERM, dts[d]);
+        linear_one(3, x3, 50, 0, L_SLICE, dts[d]);
+    }
+}
+
+/* ---------------------------------------------------------------- pooling */
+
+typedef struct pool_case {
+    int op; /* 0 max, 1 avg, 2 adaptive */
+    int N, C, H, W, k0, k1, s0, s1, p0, p1, d0, d1, ceil, incl, oh, ow;
+} pool_case;
+
+static const pool_case pools[] = {
+    /* op N  C  H   W  kh kw sh sw ph pw dh dw ceil incl oh ow */
+    {0, 2, 5, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0},
+    {0, 2, 5, 14, 11, 3, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0},  /* ceil mode */
+    {0, 1, 6, 15, 16, 3, 3, 1, 2, 1, 0, 2, 2, 0, 0, 0, 0},  /* dilation */
+    {1, 2, 5, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0, 0},  /* count_include_pad */
+    {1, 2, 5, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0},
+    {1, 2, 5, 14, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0},  /* ceil mode overhang, include pad */
+    {1, 1, 3, 8, 9, 2, 4, 2, 3, 0, 2, 1, 1, 1, 0, 0, 0},
+    {2, 2, 7, 10, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 5}, /* adaptive, uneven windows */
+    {2, 2, 40, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},  /* global average */
+    {2, 3, 70, 29, 31, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* global average, long rows */
+};
+
+static gcr_tensor *pool_run(gcr_ctx *ctx, const pool_case *k, gcr_tensor *x)
+{
+    if (k->op == 2) return gcr_adaptive_avg_pool2d(ctx, x, k->oh, k->ow);
+    gcr_pool2d_params p = {{k->k0, k->k1}, {k->s0, k->s1}, {k->p0, k->p1}, {k->d0, k->d1}, k->ceil, k->incl};
+    return k->op ? gcr_avg_pool2d(ctx, x, &p) : gcr_max_pool2d(ctx, x, &p);
+}
+
+static void test_pool(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    const int n = (int)(sizeof pools / sizeof pools[0]);
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++)
+            for (int l = 0; l < 4; l++) {
+                const pool_case *k = &pools[i];
+                uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+                int64_t xs[4] = {k->N, k->C, k->H, k->W};
+                gcr_tensor *xc, *xg;
+                make2(dts[d], 4, xs, (enum lay)l, &xc, &xg);
+                char what[128];
+                snprintf(what, sizeof what, "pool op%d %dx%dx%dx%d k%dx%d s%d,%d p%d,%d d%d,%d ceil%d incl%d out%dx%d %s %s",
+                         k->op, k->N, k->C, k->H, k->W, k->k0, k->k1, k->s0, k->s1, k->p0, k->p1, k->d0, k->d1, k->ceil,
+                         k->incl, k->oh, k->ow, dt_name(dts[d]), lay_name[l]);
+                compare(pool_run(cpu, k, xc), pool_run(gpu, k, xg), dts[d], what);
+                gcr_scope_end(cpu, s0);
+                gcr_scope_end(gpu, s1);
+            }
+}
+
+/* ---------------------------------------------------------------- fusion hooks */
+#ifdef GCR_HAVE_CUDA
+/* Prologue: relu then a per-(image, channel) scale (squeeze-excite); epilogue: (acc + bias) * alpha
+ * + residual, reading two extra kernel parameters. f32 only: the extras are float buffers. */
+static const char *hook_defs =
+    "#define GCR_EXTRA_PARAMS , const float *__restrict__ se, const float *__restrict__ res, float alpha, int ch\n"
+    "#define GCR_PROLOGUE(v, n, c) (fmaxf((v), 0.0f) * se[(n) * ch + (c)])\n"
+    "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), ((acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f)) * alpha + res[idx])\n";
+
+static gcr_tensor *new_like_conv(gcr_ctx *ctx, gcr_call *c)
+{
+    gcr_meta m;
+    char err[256];
+    if (gcr_infer(c, &m, err, sizeof err) != GCR_OK) return NULL;
+    return gcr_tensor_alloc(ctx, &m, "hooked");
+}
+
+static void hooked_conv_one(const conv_case *k, enum lay lay)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
+    int64_t ses[4] = {k->N, k->C, 1, 1};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg, *rc, *rg;
+    make2(GCR_F32, 4, xs, lay, &xc, &xg);
+    make2(GCR_F32, 4, ws, L_DENSE, &wc, &wg);
+    make2(GCR_F32, 1, bs, L_DENSE, &bc, &bg);
+    make2(GCR_F32, 4, ses, L_DENSE, &sc, &sg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    float alpha = 0.75f;
+    /* reference on the CPU, unfused: conv(relu(x) * se) * alpha + res */
+    gcr_tensor *yc = gcr_conv2d(cpu, gcr_mul(cpu, gcr_relu(cpu, xc), sc), wc, bc, &p);
+    int64_t ys[4] = {k->N, k->O, yc ? gcr_tensor_dim(yc, 2) : 1, yc ? gcr_tensor_dim(yc, 3) : 1};
+    make2(GCR_F32, 4, ys, lay == L_NHWC ? L_NHWC : L_DENSE, &rc, &rg);
+    gcr_tensor *ref = gcr_add(cpu, gcr_mul_scalar(cpu, yc, alpha), rc);
+
+    gcr_call c = {0};
+    c.op = GCR_OP_CONV2D;
+    c.n_in = 3;
+    c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
+    c.p.conv = p;
+    gcr_tensor *out = new_like_conv(gpu, &c);
+    const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
+    int ch = k->C;
+    void *extra[] = {&sep, &rp, &alpha, &ch};
+    gcr_cuda_hooks h = {hook_defs, extra, 4};
+    char what[96];
+    snprintf(what, sizeof what, "hooked conv C%d O%d k%d g%d %s", k->C, k->O, k->KH, k->groups, lay_name[lay]);
+    gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
+    if (CHECK_OK(gpu, st)) {
+        /* the residual was made in out's layout: compare as logical values */
+        compare(ref, out, GCR_F32, what);
+    }
+    gcr_ctx_clear_error(gpu);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void hooked_matmul(void)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[3] = {4, 13, 37}, ws[2] = {21, 37}, bs[1] = {21}, ses[2] = {4, 37}, ys[3] = {4, 13, 21};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg, *rc, *rg;
+    make2(GCR_F32, 3, xs, L_DENSE, &xc, &xg);
+    make2(GCR_F32, 2, ws, L_DENSE, &wc, &wg);
+    make2(GCR_F32, 1, bs, L_DENSE, &bc, &bg);
+    make2(GCR_F32, 2, ses, L_DENSE, &sc, &sg);
+    make2(GCR_F32, 3, ys, L_DENSE, &rc, &rg);
+    float alpha = -1.5f;
+    int64_t se3[3] = {4, 1, 37};
+    gcr_tensor *sc3 = gcr_reshape(cpu, sc, 3, se3);
+    gcr_tensor *ref = gcr_add(cpu, gcr_mul_scalar(cpu, gcr_linear(cpu, gcr_mul(cpu, gcr_relu(cpu, xc), sc3), wc, bc), alpha), rc);
+    gcr_call c = {0};
+    c.op = GCR_OP_LINEAR;
+    c.n_in = 3;
+    c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
+    gcr_tensor *out = new_like_conv(gpu, &c);
+    const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
+    int ch = 37;
+    void *extra[] = {&sep, &rp, &alpha, &ch};
+    gcr_cuda_hooks h = {hook_defs, extra, 4};
+    gcr_status st = out ? gcr_cuda_matmul_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
+    if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F32, "hooked linear [4,13,37] -> 21");
+    gcr_ctx_clear_error(gpu);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_hooks(void)
+{
+    hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */
+    hooked_conv_one(&convs[0], L_NHWC);
+    hooked_conv_one(&convs[3], L_DENSE);  /* general */
+    hooked_conv_one(&convs[4], L_NHWC);   /* grouped: channel offsets per group */
+    hooked_conv_one(&convs[5], L_DENSE);  /* depthwise */
+    hooked_conv_one(&convs[5], L_NHWC);
+    hooked_matmul();
+}
+#else
+static void test_hooks(void) {}
+#endif
+
+int main(void)
+{
+    h_seed(20261122);
+    h_case = "setup";
+    gpu = h_ctx(GCR_DEVICE_CUDA);
+    if (!gpu) return h_finish();
+    cpu = h_ctx(GCR_DEVICE_CPU);
+    if (!cpu) {
+        gcr_ctx_destroy(gpu);
+        return h_finish();
+    }
+    RUN(test_conv);
+    RUN(test_matmul);
+    RUN(test_linear);
+    RUN(test_pool);
+    RUN(test_hooks);
+    gcr_ctx_destroy(cpu);
+    gcr_ctx_destroy(gpu);
+    return h_finish();
+}
