@@ -1,0 +1,490 @@
+/* test_cuda_ops.c — every pointwise, reduction and movement op on the GPU against the CPU backend
+ * (two contexts fed the same fresh random data): each float dtype, odd sizes, broadcasting,
+ * permuted and sliced (misaligned) inputs, NHWC, the vectorised path at sizes on and off the vector
+ * width; casts between all dtypes; plus the backend's error paths (OOM, compile failure), the module
+ * cache (memory hit, disk file, corrupt file) and allocator reuse. Skips without a GPU. */
+#include "harness.h"
+#include "cuda/cuda_ops.h"
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static gcr_ctx *G, *C; /* GPU and CPU contexts */
+
+static const gcr_dtype FL[3] = {GCR_F32, GCR_F16, GCR_BF16};
+
+/* how a test input is laid out: a dense base (shape, fmt), then optionally a view of it */
+typedef struct spec {
+    gcr_dtype dt;
+    int nd;
+    int64_t shape[4];
+    gcr_format fmt;
+    int view;    /* 0 none, 1 permute(perm), 2 slice(dim, start=1, step) */
+    int perm[4];
+    int dim, step;
+} spec;
+
+static int64_t numel_of(const spec *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->nd; i++) n *= s->shape[i];
+    return n;
+}
+
+static gcr_tensor *make(gcr_ctx *ctx, const spec *s, const float *host)
+{
+    gcr_tensor *t = h_tensor(ctx, s->dt, s->nd, s->shape, s->fmt, host);
+    if (!t || !s->view) return t;
+    gcr_tensor *v = s->view == 1 ? gcr_permute(ctx, t, s->perm)
+                                 : gcr_slice(ctx, t, s->dim, 1, s->shape[s->dim], s->step);
+    gcr_tensor_free(t);
+    return v;
+}
+
+/* an input pair (gpu, cpu) holding the same random values in [lo, hi) */
+typedef struct pair { gcr_tensor *g, *c; } pair;
+
+static pair mk(const spec *s, float lo, float hi)
+{
+    int64_t n = numel_of(s);
+    float *h = h_randn(n, lo, hi);
+    pair p = {make(G, s, h), make(C, s, h)};
+    CHECK(p.g && p.c, "making input: gpu %s / cpu %s", gcr_ctx_error(G), gcr_ctx_error(C));
+    free(h);
+    return p;
+}
+
+static void drop(pair p)
+{
+    gcr_tensor_free(p.g);
+    gcr_tensor_free(p.c);
+}
+
+static float tol_of(gcr_dtype dt) { return dt == GCR_F32 ? 1e-5f : 1e-2f; }
+
+/* compares a GPU result with the CPU's: same shape and format, values within the dtype's tolerance */
+static void same(gcr_tensor *g, gcr_tensor *c, gcr_dtype dt, const char *what)
+{
+    if (!CHECK(g && c, "%s: gpu %s | cpu %s", what, g ? "ok" : gcr_ctx_error(G), c ? "ok" : gcr_ctx_error(C))) {
+        gcr_ctx_clear_error(G);
+        gcr_ctx_clear_error(C);
+        gcr_tensor_free(g);
+        gcr_tensor_free(c);
+        return;
+    }
+    char bg[96], bc[96];
+    CHECK(!strcmp(gcr_tensor_describe(g, bg, sizeof bg), gcr_tensor_describe(c, bc, sizeof bc)), "%s: gpu %s cpu %s",
+          what, bg, bc);
+    int64_t n = gcr_tensor_numel(c);
+    float *a = h_read(g), *b = h_read(c);
+    float t = tol_of(dt);
+    CHECK_CLOSE(a, b, n, t, t, what);
+    free(a);
+    free(b);
+    gcr_tensor_free(g);
+    gcr_tensor_free(c);
+}
+
+/* the layouts every op is tried on: odd NCHW, NHWC, permuted, sliced with offset 1 and step 2 */
+static spec layout(int k, gcr_dtype dt)
+{
+    spec s = {dt, 4, {3, 5, 7, 9}, GCR_NCHW, 0, {0}, 0, 0};
+    if (k == 1) s.fmt = GCR_NHWC;
+    if (k == 2) { s.view = 1; s.shape[0] = 9; s.shape[3] = 3; int p[4] = {3, 1, 2, 0}; memcpy(s.perm, p, sizeof p); }
+    if (k == 3) { s.view = 2; s.dim = 3; s.step = 2; s.shape[3] = 19; } /* -> [3,5,7,9], offset 1 */
+    return s;
+}
+static const char *LAYOUT[4] = {"nchw", "nhwc", "permuted", "sliced"};
+
+static void test_unary(void)
+{
+    static const struct { gcr_tensor *(*fn)(gcr_ctx *, gcr_tensor *); const char *name; float lo, hi; } ops[] = {
+        {gcr_neg, "neg", -3, 3}, {gcr_abs, "abs", -3, 3}, {gcr_relu, "relu", -3, 3},
+        {gcr_sigmoid, "sigmoid", -4, 4}, {gcr_tanh, "tanh", -3, 3}, {gcr_exp, "exp", -3, 3},
+        {gcr_log, "log", 0.1f, 5}, {gcr_sqrt, "sqrt", 0.1f, 5}, {gcr_rsqrt, "rsqrt", 0.1f, 5},
+        {gcr_hardswish, "hardswish", -5, 5}, {gcr_silu, "silu", -4, 4}, {gcr_relu6, "relu6", -2, 8},
+    };
+    char what[96];
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+        for (int f = 0; f < 3; f++)
+            for (int k = 0; k < 4; k++) {
+                spec s = layout(k, FL[f]);
+                pair x = mk(&s, ops[o].lo, ops[o].hi);
+                snprintf(what, sizeof what, "%s %s %s", ops[o].name, gcr_dtype_name(FL[f]), LAYOUT[k]);
+                same(ops[o].fn(G, x.g), ops[o].fn(C, x.c), FL[f], what);
+                drop(x);
+            }
+    for (int f = 0; f < 3; f++)
+        for (int k = 0; k < 4; k++) {
+            spec s = layout(k, FL[f]);
+            pair x = mk(&s, -3, 3);
+            snprintf(what, sizeof what, "clamp %s %s", gcr_dtype_name(FL[f]), LAYOUT[k]);
+            same(gcr_clamp(G, x.g, -0.5f, 1.25f), gcr_clamp(C, x.c, -0.5f, 1.25f), FL[f], what);
+            drop(x);
+        }
+}
+
+typedef gcr_tensor *(*binop)(gcr_ctx *, gcr_tensor *, gcr_tensor *);
+typedef gcr_tensor *(*scalop)(gcr_ctx *, gcr_tensor *, float);
+
+static void test_binary(void)
+{
+    static const struct { binop fn; scalop sfn; const char *name; } ops[] = {
+        {gcr_add, gcr_add_scalar, "add"}, {gcr_sub, gcr_sub_scalar, "sub"}, {gcr_mul, gcr_mul_scalar, "mul"},
+        {gcr_div, gcr_div_scalar, "div"}, {gcr_maximum, gcr_maximum_scalar, "maximum"},
+        {gcr_minimum, gcr_minimum_scalar, "minimum"},
+    };
+    /* b shapes broadcast against a [3,5,7,9] in several ways */
+    static const struct { int nd; int64_t shape[4]; const char *name; } bs[] = {
+        {4, {3, 5, 7, 9}, "same"}, {3, {5, 1, 9}, "bcast[5,1,9]"}, {4, {3, 1, 7, 1}, "bcast[3,1,7,1]"},
+        {0, {0}, "0-d"}, {1, {9}, "row[9]"}, {4, {1, 5, 1, 1}, "chan[1,5,1,1]"},
+    };
+    char what[128];
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+        for (int f = 0; f < 3; f++) {
+            for (int k = 0; k < 4; k++)
+                for (size_t b = 0; b < sizeof bs / sizeof *bs; b++) {
+                    if (k != 0 && b > 1 && b != 5) continue; /* the full cross only on NCHW */
+                    spec sa = layout(k, FL[f]), sb = {FL[f], bs[b].nd, {0}, GCR_NCHW, 0, {0}, 0, 0};
+                    memcpy(sb.shape, bs[b].shape, sizeof sb.shape);
+                    if (b == 0) sb = layout((k + 1) % 4, FL[f]); /* same shape, another layout */
+                    pair x = mk(&sa, -3, 3), y = mk(&sb, 0.5f, 2.5f);
+                    snprintf(what, sizeof what, "%s %s a %s b %s", ops[o].name, gcr_dtype_name(FL[f]), LAYOUT[k], bs[b].name);
+                    same(ops[o].fn(G, x.g, y.g), ops[o].fn(C, x.c, y.c), FL[f], what);
+                    snprintf(what, sizeof what, "%s %s b %s a %s (reversed)", ops[o].name, gcr_dtype_name(FL[f]), bs[b].name, LAYOUT[k]);
+                    same(ops[o].fn(G, y.g, x.g), ops[o].fn(C, y.c, x.c), FL[f], what);
+                    drop(x);
+                    drop(y);
+                }
+            for (int k = 0; k < 4; k++) {
+                spec sa = layout(k, FL[f]);
+                pair x = mk(&sa, -3, 3);
+                snprintf(what, sizeof what, "%s_scalar %s %s", ops[o].name, gcr_dtype_name(FL[f]), LAYOUT[k]);
+                same(ops[o].sfn(G, x.g, 1.75f), ops[o].sfn(C, x.c, 1.75f), FL[f], what);
+                drop(x);
+            }
+        }
+}
+
+static void test_batch_norm(void)
+{
+    char what[96];
+    for (int f = 0; f < 3; f++)
+        for (int k = 0; k < 4; k++)
+            for (int miss = 0; miss < 3; miss++) {
+                spec s = layout(k, FL[f]), p = {FL[f], 1, {5}, GCR_NCHW, 0, {0}, 0, 0};
+                spec ps = {FL[f], 1, {11}, GCR_NCHW, 2, {0}, 0, 2}; /* [5] as a strided slice of [11] */
+                pair x = mk(&s, -3, 3), m = mk(&p, -1, 1), v = mk(miss == 2 ? &ps : &p, 0.2f, 2), g = mk(&p, 0.5f, 1.5f),
+                     b = mk(&p, -1, 1);
+                gcr_tensor *gg = miss == 1 ? NULL : g.g, *gc = miss == 1 ? NULL : g.c;
+                gcr_tensor *bg = miss == 1 ? NULL : b.g, *bc = miss == 1 ? NULL : b.c;
+                snprintf(what, sizeof what, "batch_norm %s %s %s", gcr_dtype_name(FL[f]), LAYOUT[k],
+                         miss == 1 ? "no gamma/beta" : miss == 2 ? "strided var" : "full");
+                same(gcr_batch_norm(G, x.g, m.g, v.g, gg, bg, 1e-3f), gcr_batch_norm(C, x.c, m.c, v.c, gc, bc, 1e-3f), FL[f], what);
+                drop(x), drop(m), drop(v), drop(g), drop(b);
+            }
+}
+
+static void test_cast(void)
+{
+    char what[96];
+    for (int a = 0; a < GCR_DTYPE_COUNT; a++)
+        for (int b = 0; b < GCR_DTYPE_COUNT; b++)
+            for (int k = 0; k < 4; k += 3) {
+                spec s = layout(k, (gcr_dtype)a);
+                pair x = mk(&s, -100, 100);
+                snprintf(what, sizeof what, "cast %s -> %s %s", gcr_dtype_name(a), gcr_dtype_name(b), LAYOUT[k]);
+                gcr_dtype t = (gcr_dtype)b;
+                same(gcr_cast(G, x.g, t), gcr_cast(C, x.c, t), gcr_dtype_is_float(t) && t != GCR_F32 ? t : GCR_F32, what);
+                drop(x);
+            }
+    /* integers beyond f32's exact range go through int64: exact, i32 wraps */
+    int64_t big[5] = {((int64_t)1 << 40) + 3, -((int64_t)1 << 35) - 7, 123456789012345ll, -1, ((int64_t)1 << 33) + 5};
+    int64_t shape[1] = {5};
+    gcr_tensor *g = gcr_tensor_from_data(G, GCR_I64, 1, shape, GCR_NCHW, big);
+    gcr_tensor *c = gcr_tensor_from_data(C, GCR_I64, 1, shape, GCR_NCHW, big);
+    int32_t rg[5], rc[5];
+    gcr_tensor *g32 = gcr_cast(G, g, GCR_I32), *c32 = gcr_cast(C, c, GCR_I32);
+    CHECK_OK(G, gcr_tensor_to_host(g32, rg, sizeof rg));
+    CHECK_OK(C, gcr_tensor_to_host(c32, rc, sizeof rc));
+    CHECK(!memcmp(rg, rc, sizeof rg) && rg[0] == 3, "i64 -> i32 wraps exactly: %d vs %d", rg[0], rc[0]);
+    int64_t back[5];
+    gcr_tensor *g64 = gcr_cast(G, g32, GCR_I64);
+    CHECK_OK(G, gcr_tensor_to_host(g64, back, sizeof back));
+    CHECK(back[3] == -1 && back[0] == 3, "i32 -> i64 sign-extends");
+    gcr_tensor *gc = gcr_contiguous(G, g, GCR_NCHW);
+    CHECK_OK(G, gcr_tensor_to_host(gc, back, sizeof back));
+    CHECK(!memcmp(back, big, sizeof big), "i64 copy is exact");
+    gcr_tensor_free(g), gcr_tensor_free(c), gcr_tensor_free(g32), gcr_tensor_free(c32), gcr_tensor_free(g64), gcr_tensor_free(gc);
+}
+
+typedef gcr_tensor *(*redop)(gcr_ctx *, gcr_tensor *, const int *, int, int);
+
+static void test_reduce(void)
+{
+    static const struct { redop fn; const char *name; } ops[] = {{gcr_sum, "sum"}, {gcr_mean, "mean"}, {gcr_max, "max"}};
+    static const struct { int n; int axes[4]; } ax[] = {
+        {1, {3}}, {1, {1}}, {2, {0, 2}}, {3, {1, 2, 3}}, {0, {0}}, {1, {-1}}, {2, {3, 1}},
+    };
+    char what[128];
+    for (int o = 0; o < 3; o++)
+        for (int f = 0; f < 3; f++)
+            for (int k = 0; k < 4; k++)
+                for (size_t a = 0; a < sizeof ax / sizeof *ax; a++)
+                    for (int keep = 0; keep < 2; keep++) {
+                        spec s = layout(k, FL[f]);
+                        pair x = mk(&s, -2, 2);
+                        snprintf(what, sizeof what, "%s %s %s axes#%zu keep %d", ops[o].name, gcr_dtype_name(FL[f]), LAYOUT[k], a, keep);
+                        same(ops[o].fn(G, x.g, ax[a].axes, ax[a].n, keep), ops[o].fn(C, x.c, ax[a].axes, ax[a].n, keep),
+                             FL[f], what);
+                        drop(x);
+                    }
+    /* row lengths for each kernel shape: thread (<= 16), warp (<= 2048), block per row */
+    static const int64_t rows[][2] = {{1001, 7}, {37, 300}, {5, 5003}, {1, 100003}, {3, 2048}, {2, 2049}};
+    for (int o = 0; o < 3; o++)
+        for (int f = 0; f < 3; f++)
+            for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
+                for (int axis = 0; axis < 2; axis++) {
+                    spec s = {FL[f], 2, {rows[r][0], rows[r][1]}, GCR_NCHW, 0, {0}, 0, 0};
+                    pair x = mk(&s, -2, 2);
+                    snprintf(what, sizeof what, "%s %s [%lld,%lld] axis %d", ops[o].name, gcr_dtype_name(FL[f]),
+                             (long long)rows[r][0], (long long)rows[r][1], axis);
+                    /* f16/bf16 sums of long rows round the result once: relative tolerance holds */
+                    same(ops[o].fn(G, x.g, &axis, 1, 0), ops[o].fn(C, x.c, &axis, 1, 0), FL[f], what);
+                    drop(x);
+                }
+    /* softmax composes max, sub, exp, sum, div with keepdim broadcasting */
+    for (int f = 0; f < 3; f++) {
+        spec s = layout(1, FL[f]);
+        pair x = mk(&s, -4, 4);
+        same(gcr_softmax(G, x.g, 1), gcr_softmax(C, x.c, 1), FL[f], "softmax nhwc axis 1");
+        same(gcr_softmax(G, x.g, -1), gcr_softmax(C, x.c, -1), FL[f], "softmax nhwc axis -1");
+        drop(x);
+    }
+}
+
+static void test_movement(void)
+{
+    char what[128];
+    for (int d = 0; d < GCR_DTYPE_COUNT; d++)
+        for (int k = 0; k < 4; k++)
+            for (int fmt = 0; fmt < 2; fmt++) {
+                spec s = layout(k, (gcr_dtype)d);
+                pair x = mk(&s, -50, 50);
+                gcr_format to = fmt ? GCR_NHWC : GCR_NCHW;
+                snprintf(what, sizeof what, "contiguous %s %s -> %s", gcr_dtype_name(d), LAYOUT[k], fmt ? "nhwc" : "nchw");
+                same(gcr_contiguous(G, x.g, to), gcr_contiguous(C, x.c, to), GCR_F32, what);
+                drop(x);
+            }
+    for (int d = 0; d < GCR_DTYPE_COUNT; d++)
+        for (int axis = 0; axis < 4; axis++)
+            for (int k = 0; k < 3; k++) { /* all NCHW, all NHWC, mixed layouts */
+                pair xs[3];
+                gcr_tensor *gs[3], *cs[3];
+                for (int i = 0; i < 3; i++) {
+                    spec s = layout(k == 2 ? i % 4 : k, (gcr_dtype)d);
+                    if (s.view == 0) s.shape[axis] += i; /* different extents along the axis */
+                    xs[i] = mk(&s, -50, 50);
+                    gs[i] = xs[i].g;
+                    cs[i] = xs[i].c;
+                }
+                snprintf(what, sizeof what, "concat %s axis %d %s", gcr_dtype_name(d), axis, k == 2 ? "mixed" : LAYOUT[k]);
+                same(gcr_concat(G, gs, 3, axis), gcr_concat(C, cs, 3, axis), GCR_F32, what);
+                for (int i = 0; i < 3; i++) drop(xs[i]);
+            }
+}
+
+/* the flat path at sizes on and off the vector width, and misaligned (slice offset 1) */
+static void test_vectorised(void)
+{
+    static const int64_t sizes[] = {1, 3, 8, 4096, 4099, 8200, 65541, 1 << 20};
+    char what[96];
+    for (int f = 0; f < 3; f++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+            for (int mis = 0; mis < 2; mis++) {
+                spec s = {FL[f], 1, {sizes[i] + mis}, GCR_NCHW, mis ? 2 : 0, {0}, 0, 1};
+                pair x = mk(&s, -3, 3), y = mk(&s, -3, 3);
+                snprintf(what, sizeof what, "add %s n=%lld%s", gcr_dtype_name(FL[f]), (long long)sizes[i], mis ? " offset 1" : "");
+                same(gcr_add(G, x.g, y.g), gcr_add(C, x.c, y.c), FL[f], what);
+                snprintf(what, sizeof what, "hardswish %s n=%lld%s", gcr_dtype_name(FL[f]), (long long)sizes[i], mis ? " offset 1" : "");
+                same(gcr_hardswish(G, x.g), gcr_hardswish(C, x.c), FL[f], what);
+                drop(x);
+                drop(y);
+            }
+    /* one aligned and one misaligned operand in the same call */
+    spec a = {GCR_F32, 1, {4097}, GCR_NCHW, 0, {0}, 0, 0}, b = {GCR_F32, 1, {4098}, GCR_NCHW, 2, {0}, 0, 1};
+    pair x = mk(&a, -3, 3), y = mk(&b, -3, 3);
+    same(gcr_mul(G, x.g, y.g), gcr_mul(C, x.c, y.c), GCR_F32, "mul aligned x misaligned");
+    drop(x), drop(y);
+}
+
+static void test_oom(void)
+{
+    int64_t shape[1] = {(int64_t)1 << 43}; /* 32 TiB of f32 */
+    gcr_tensor *t = gcr_tensor_new(G, GCR_F32, 1, shape, GCR_NCHW);
+    CHECK(t == NULL && gcr_ctx_status(G) == GCR_ERR_OOM, "huge tensor: %s %s", gcr_status_name(gcr_ctx_status(G)),
+          gcr_ctx_error(G));
+    CHECK(strstr(gcr_ctx_error(G), "35184372088832") != NULL, "message has the size: %s", gcr_ctx_error(G));
+    gcr_ctx_clear_error(G);
+    spec s = layout(0, GCR_F32);
+    pair x = mk(&s, -1, 1);
+    same(gcr_relu(G, x.g), gcr_relu(C, x.c), GCR_F32, "ops still work after an OOM");
+    drop(x);
+}
+
+static void test_compile_error(void)
+{
+    const char *names[1] = {"broken"};
+    gcr_kernel *k = NULL;
+    gcr_status s = gcr_cuda_program(G, "extern \"C\" __global__ void broken(float *p) { p[0] = no_such_thing; }\n", names, 1, &k);
+    CHECK(s == GCR_ERR_COMPILE && gcr_ctx_status(G) == GCR_ERR_COMPILE, "status %s", gcr_status_name(s));
+    CHECK(strstr(gcr_ctx_error(G), "no_such_thing") != NULL, "log in the message: %s", gcr_ctx_error(G));
+    gcr_ctx_clear_error(G);
+    s = gcr_cuda_program(G, "extern \"C\" __global__ void fine(float *p) { p[0] = 1; }\n", names, 1, &k);
+    CHECK(s == GCR_ERR_COMPILE && strstr(gcr_ctx_error(G), "broken"), "missing kernel name: %s", gcr_ctx_error(G));
+    gcr_ctx_clear_error(G);
+}
+
+static int count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name), sl = strlen(suffix);
+        if (l > sl && !strcmp(e->d_name + l - sl, suffix)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static gcr_ctx *ctx_in(const char *dir)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CUDA;
+    o.knobs.cache_dir = dir;
+    gcr_ctx *ctx = NULL;
+    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "cuda ctx with cache dir");
+    return ctx;
+}
+
+/* runs k (writes 42 + gridDim.x into p[0]) and returns p[0] */
+static float run_probe(gcr_ctx *ctx, const char *src)
+{
+    const char *names[1] = {"probe"};
+    gcr_kernel *k = NULL;
+    if (!CHECK(gcr_cuda_program(ctx, src, names, 1, &k) == GCR_OK, "probe: %s", gcr_ctx_error(ctx))) return -1;
+    int64_t one = 1;
+    gcr_tensor *t = gcr_tensor_new(ctx, GCR_F32, 1, &one, GCR_NCHW);
+    void *p = t ? gcr_tensor_data(t) : NULL;
+    void *args[] = {&p};
+    CHECK_OK(ctx, gcr_cuda_launch(ctx, k, 3, 1, 1, 32, 1, 1, 0, args));
+    float v = -1;
+    CHECK_OK(ctx, gcr_tensor_to_host(t, &v, 4));
+    gcr_tensor_free(t);
+    return v;
+}
+
+static void test_cache(void)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/gcr-cache-test-%ld/nested/dir", (long)getpid());
+    char src[256];
+    snprintf(src, sizeof src, "/* %ld */ extern \"C\" __global__ void probe(float *p) { if (threadIdx.x == 0 && blockIdx.x == 0) p[0] = 42.0f + gridDim.x; }\n",
+             (long)getpid());
+    gcr_ctx *a = ctx_in(dir);
+    if (!a) return;
+    gcr_cuda_cache_stats s0, s1, s2;
+    gcr_cuda_cache_get_stats(a, &s0);
+    CHECK(run_probe(a, src) == 45.0f, "probe result");
+    gcr_cuda_cache_get_stats(a, &s1);
+    CHECK(s1.compiles == s0.compiles + 1 && s1.disk_hits == s0.disk_hits, "first use compiles");
+    CHECK(run_probe(a, src) == 45.0f, "probe again");
+    gcr_cuda_cache_get_stats(a, &s2);
+    CHECK(s2.compiles == s1.compiles && s2.mem_hits == s1.mem_hits + 1, "second use is a memory hit");
+    CHECK(count_files(dir, ".mod") == 1, "one module file in %s", dir);
+    CHECK(count_files(dir, "") == count_files(dir, ".mod") + 2, "no temporary files left (. and ..)");
+    gcr_ctx_destroy(a);
+
+    gcr_ctx *b = ctx_in(dir); /* a new process would see the same: warm disk cache */
+    if (!b) return;
+    CHECK(run_probe(b, src) == 45.0f, "probe from disk");
+    gcr_cuda_cache_get_stats(b, &s1);
+    CHECK(s1.compiles == 0 && s1.disk_hits == 1, "warm start compiles nothing (%d compiles, %d disk hits)", s1.compiles,
+          s1.disk_hits);
+    gcr_ctx_destroy(b);
+
+    /* damage the file: it is ignored, recompiled and rewritten */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[600] = "";
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".mod")) snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (d) closedir(d);
+    FILE *f = fopen(path, "r+b");
+    if (CHECK(f != NULL, "open %s", path)) {
+        fseek(f, 200, SEEK_SET);
+        fwrite("garbage!garbage!", 1, 16, f);
+        fclose(f);
+        if (truncate(path, 400) != 0) CHECK(0, "truncate %s", path);
+    }
+    gcr_ctx *c = ctx_in(dir);
+    if (!c) return;
+    CHECK(run_probe(c, src) == 45.0f, "probe after corruption");
+    gcr_cuda_cache_get_stats(c, &s1);
+    CHECK(s1.compiles == 1 && s1.disk_hits == 0, "corrupt file recompiled");
+    gcr_ctx_destroy(c);
+    gcr_ctx *d2 = ctx_in(dir);
+    if (!d2) return;
+    CHECK(run_probe(d2, src) == 45.0f, "probe after rewrite");
+    gcr_cuda_cache_get_stats(d2, &s1);
+    CHECK(s1.compiles == 0 && s1.disk_hits == 1, "rewritten file is used");
+    gcr_ctx_destroy(d2);
+    unlink(path);
+}
+
+static void test_allocator(void)
+{
+    spec s = layout(0, GCR_F32);
+    pair x = mk(&s, -1, 1);
+    for (int i = 0; i < 3; i++) gcr_tensor_free(gcr_relu(G, x.g)); /* warm-up */
+    size_t held0;
+    uint64_t m0, m1;
+    gcr_cuda_alloc_stats(G, &held0, NULL, &m0);
+    for (int i = 0; i < 100; i++) {
+        gcr_tensor *y = gcr_relu(G, x.g), *z = gcr_add(G, y, x.g);
+        gcr_tensor_free(y);
+        gcr_tensor_free(z);
+    }
+    gcr_cuda_alloc_stats(G, NULL, NULL, &m1);
+    CHECK(m1 <= m0 + 1, "no cudaMalloc per op after warm-up (%llu -> %llu)", (unsigned long long)m0, (unsigned long long)m1);
+    same(gcr_relu(G, x.g), gcr_relu(C, x.c), GCR_F32, "results after reuse");
+    drop(x);
+    CHECK_OK(G, gcr_ctx_sync(G));
+}
+
+int main(void)
+{
+    h_seed(20261122);
+    h_case = "cuda";
+    G = h_ctx(GCR_DEVICE_CUDA);
+    if (!G) return h_finish();
+    C = h_ctx(GCR_DEVICE_CPU);
+    printf("device: %s (sm_%d, %d SMs)\n", gcr_ctx_device_name(G), gcr_cuda_arch(G), gcr_cuda_sm_count(G));
+    RUN(test_unary);
+    RUN(test_binary);
+    RUN(test_batch_norm);
+    RUN(test_cast);
+    RUN(test_reduce);
+    RUN(test_movement);
+    RUN(test_vectorised);
+    RUN(test_oom);
+    RUN(test_compile_error);
+    RUN(test_cache);
+    RUN(test_allocator);
+    CHECK_OK(G, gcr_ctx_sync(G));
+    gcr_ctx_destroy(G);
+    gcr_ctx_destroy(C);
+    return h_finish();
+}
