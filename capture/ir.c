@@ -47,6 +47,8 @@ void gcr_ir_free(gcr_ir *ir)
     free(ir->nodes);
     free(ir->inputs);
     free(ir->outputs);
+    free(ir->cons_start);
+    free(ir->cons);
     free(ir);
 }
 
@@ -137,6 +139,25 @@ gcr_status gcr_ir_link(gcr_ir *ir)
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] >= 0) ir->values[n->in[k]].n_cons++;
     }
+    free(ir->cons_start);
+    free(ir->cons);
+    ir->cons_start = calloc((size_t)ir->n_values + 1, sizeof(int));
+    ir->cons = NULL;
+    if (!ir->cons_start) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory for consumers");
+    for (int v = 0; v < ir->n_values; v++) ir->cons_start[v + 1] = ir->cons_start[v] + ir->values[v].n_cons;
+    ir->cons = malloc(sizeof(int) * (size_t)(ir->cons_start[ir->n_values] + 1));
+    int *fill = calloc((size_t)ir->n_values + 1, sizeof(int));
+    if (!ir->cons || !fill) {
+        free(fill);
+        return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory for consumers");
+    }
+    for (int i = 0; i < ir->n_nodes; i++) {
+        gcr_node *n = &ir->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) ir->cons[ir->cons_start[n->in[k]] + fill[n->in[k]]++] = i;
+    }
+    free(fill);
     free(ir->outputs);
     ir->outputs = malloc(sizeof(int) * (size_t)(ir->n_values ? ir->n_values : 1));
     if (!ir->outputs) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory for outputs");
@@ -154,19 +175,10 @@ gcr_status gcr_ir_link(gcr_ir *ir)
     return GCR_OK;
 }
 
-int gcr_ir_consumers(const gcr_ir *ir, int v, int *out, int cap)
+const int *gcr_ir_consumers(const gcr_ir *ir, int v, int *n)
 {
-    int n = 0;
-    for (int i = 0; i < ir->n_nodes; i++) {
-        const gcr_node *nd = &ir->nodes[i];
-        if (nd->dead) continue;
-        for (int k = 0; k < nd->n_in; k++)
-            if (nd->in[k] == v) {
-                if (n < cap) out[n] = i;
-                n++;
-            }
-    }
-    return n;
+    *n = ir->cons_start[v + 1] - ir->cons_start[v];
+    return ir->cons + ir->cons_start[v];
 }
 
 gcr_status gcr_ir_own(gcr_ir *ir, gcr_tensor *t)

@@ -153,6 +153,8 @@ typedef struct gcr_ir {
     size_t arena_bytes;        /* gcr_plan */
     size_t intermediate_bytes; /* sum of all intermediates as eager would allocate them */
     size_t output_bytes;
+    int *cons_start;      /* gcr_ir_link: consumers of value v are cons[cons_start[v] .. cons_start[v+1]) */
+    int *cons;            /* node ids, live nodes only, repeated when a node reads v twice */
     gcr_status failed;    /* trace: first recording error (the capture then fails) */
 } gcr_ir;
 
@@ -166,8 +168,8 @@ int gcr_ir_add_value(gcr_ir *ir, const gcr_meta *m, gcr_vkind kind);
 int gcr_ir_add_node(gcr_ir *ir, const gcr_call *c, const int *in_values, int out_value);
 /* Recomputes consumer counts (live nodes only) and the output list (marked + sinks). */
 gcr_status gcr_ir_link(gcr_ir *ir);
-/* Consumer node ids of value v (live nodes; repeated when a node reads v twice); returns count. */
-int gcr_ir_consumers(const gcr_ir *ir, int v, int *out, int cap);
+/* Consumer node ids of value v (after gcr_ir_link); *n gets their count. */
+const int *gcr_ir_consumers(const gcr_ir *ir, int v, int *n);
 /* Keeps t alive with the IR (folded constants). */
 gcr_status gcr_ir_own(gcr_ir *ir, gcr_tensor *t);
 /* Bytes a value's buffer needs (span * dtype size). */

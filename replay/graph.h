@@ -36,7 +36,7 @@ struct gcr_variant {
     gcr_ir *ir;              /* fused + planned copy of the graph's trace */
     int eager;               /* no launch list: interpret the op list eagerly (retrace=0) */
     void *arena;             /* device memory, ir->arena_bytes */
-    void **outbuf;           /* per output value (ir->outputs order), static */
+    void **outbuf;           /* per value: its static output buffer (BUF_OUTPUT), else NULL */
     void **ptr;              /* per value: data pointer of its first element this run (NULL: none) */
     gcr_tensor **bound;      /* per value: handle bound to ptr for eager calls (lazily made) */
     const gcr_executor *ex;
@@ -72,8 +72,17 @@ typedef struct gcr_prof_event {
 gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, gcr_graph **out);
 /* Builds (or finds) the variant for the current inputs and runs it; binds outputs. */
 gcr_status gcr_graph_run(gcr_graph *g);
-/* Runs the trace eagerly, node by node, on the current inputs; binds output handles to results. */
-gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *trace);
+/* Runs the trace eagerly, node by node, reading graph input i from in_t[i] (NULL: the traced
+ * tensors); binds the output handles to the results (retrace=0 and region fallbacks). */
+gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *trace, gcr_tensor *const *in_t);
+/* Handle for value x bound to v->ptr[x] (made once per variant), for eager backend calls. */
+gcr_tensor *gcr_variant_bound(gcr_variant *v, int value);
+/* Runs one node through the backend's run() on bound tensors. */
+gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node);
+/* Records call c in trace ir (used by capture and by regions diverging from a variant). */
+gcr_tensor *gcr_trace_record_in(gcr_ir *ir, const gcr_call *c, const gcr_meta *out);
+/* The trace of the region whose body is capturing now, or NULL. */
+gcr_ir *gcr_region_open_trace(gcr_ctx *ctx);
 /* Points output handles at variant v's output buffers (meta included). */
 gcr_status gcr_variant_bind_outputs(gcr_graph *g, gcr_variant *v);
 /* Per-kernel timing hook for executors (no-op unless profiling). */

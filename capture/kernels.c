@@ -1,0 +1,356 @@
+/* kernels.c — from fusion groups to the launch list: each group becomes one kernel (an eager
+ * call, or a fused group with anchor, prologues and a pointwise expression DAG), ordered
+ * topologically; gcr_ir_optimize() runs the whole pipeline. */
+#include "ir.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static bool is_anchor_op(gcr_op op)
+{
+    gcr_kind k = gcr_op_table[op].kind;
+    return k == GCR_KIND_CONV || k == GCR_KIND_MATMUL || k == GCR_KIND_REDUCE || k == GCR_KIND_POOL;
+}
+
+/* scratch for building one group */
+typedef struct builder {
+    gcr_ir *ir;
+    gcr_group *g;
+    int *expr_of; /* per value: expression computing it in this group, -1 */
+    int cap_in, cap_expr, cap_out;
+} builder;
+
+static int push_expr(builder *b, const gcr_expr *e)
+{
+    gcr_group *g = b->g;
+    if (g->n_expr == b->cap_expr) {
+        b->cap_expr = b->cap_expr ? 2 * b->cap_expr : 16;
+        gcr_expr *x = realloc(g->expr, sizeof *x * (size_t)b->cap_expr);
+        if (!x) return -1;
+        g->expr = x;
+    }
+    g->expr[g->n_expr] = *e;
+    return g->n_expr++;
+}
+
+/* expression that loads value v through strides st (deduplicated per value and strides) */
+static int load_expr(builder *b, int v, const int64_t *st, gcr_expr_kind kind)
+{
+    gcr_group *g = b->g;
+    int nd = g->space.ndim;
+    for (int e = 0; e < g->n_expr; e++) {
+        const gcr_expr *x = &g->expr[e];
+        if ((x->kind == GCR_E_LOAD || x->kind == GCR_E_ACC) && g->in[x->load].value == v &&
+            !memcmp(g->in[x->load].strides, st, sizeof(int64_t) * (size_t)nd))
+            return e;
+    }
+    if (g->n_in == b->cap_in) {
+        b->cap_in = b->cap_in ? 2 * b->cap_in : 8;
+        gcr_gin *x = realloc(g->in, sizeof *x * (size_t)b->cap_in);
+        if (!x) return -1;
+        g->in = x;
+    }
+    gcr_gin *in = &g->in[g->n_in];
+    memset(in, 0, sizeof *in);
+    in->value = v;
+    memcpy(in->strides, st, sizeof(int64_t) * (size_t)nd);
+    gcr_expr e;
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    e.load = g->n_in++;
+    e.dtype = b->ir->values[v].m.dtype;
+    e.value = v;
+    for (int k = 0; k < 5; k++) e.arg[k] = -1;
+    return push_expr(b, &e);
+}
+
+static int push_out(builder *b, int v, int expr)
+{
+    gcr_group *g = b->g;
+    if (g->n_out == b->cap_out) {
+        b->cap_out = b->cap_out ? 2 * b->cap_out : 4;
+        gcr_gout *x = realloc(g->out, sizeof *x * (size_t)b->cap_out);
+        if (!x) return -1;
+        g->out = x;
+    }
+    g->out[g->n_out].value = v;
+    g->out[g->n_out].expr = expr;
+    g->n_out++;
+    return 0;
+}
+
+/* appends node n's expression to the group; acc is the anchor's value (-1 none) */
+static int add_node_expr(builder *b, int n, int acc)
+{
+    gcr_ir *ir = b->ir;
+    const gcr_node *nd = &ir->nodes[n];
+    gcr_expr e;
+    memset(&e, 0, sizeof e);
+    e.kind = GCR_E_OP;
+    e.op = nd->op;
+    e.p0 = nd->p.f[0];
+    e.p1 = nd->p.f[1];
+    e.has_scalar = nd->p.has_scalar;
+    e.dtype = ir->values[nd->out].m.dtype;
+    e.value = nd->out;
+    e.load = -1;
+    for (int k = 0; k < 5; k++) e.arg[k] = -1;
+    for (int k = 0; k < nd->n_in && k < 5; k++) {
+        int v = nd->in[k];
+        if (v < 0) continue;
+        if (b->expr_of[v] >= 0) {
+            e.arg[k] = b->expr_of[v];
+            continue;
+        }
+        int64_t st[GCR_MAX_DIMS];
+        gcr_bcast_strides(nd->op, k, &ir->values[v].m, &ir->values[nd->out].m, st);
+        e.arg[k] = load_expr(b, v, st, v == acc ? GCR_E_ACC : GCR_E_LOAD);
+        if (e.arg[k] < 0) return -1;
+    }
+    int id = push_expr(b, &e);
+    if (id >= 0) b->expr_of[nd->out] = id;
+    return id;
+}
+
+/* value v leaves the kernel: a node outside `members` reads it, or it is a graph output */
+static bool read_outside(gcr_ir *ir, int v, const char *member)
+{
+    if (ir->values[v].out_index >= 0) return true;
+    int nc;
+    const int *cons = gcr_ir_consumers(ir, v, &nc);
+    for (int j = 0; j < nc; j++)
+        if (!member[cons[j]]) return true;
+    return false;
+}
+
+static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, int *expr_of, char *member, int *slot)
+{
+    int A = K->node;
+    for (int i = 0; i < K->n_nodes; i++) member[K->nodes[i]] = 1;
+    /* prologue members: those whose value reaches anchor slot j through members */
+    for (int i = 0; i < K->n_nodes; i++) slot[K->nodes[i]] = -1;
+    if (A >= 0) {
+        for (int j = 0; j < ir->nodes[A].n_in && j < GCR_MAX_ANCHOR_IN; j++) {
+            int v = ir->nodes[A].in[j];
+            if (v < 0) continue;
+            int p = ir->values[v].producer;
+            if (p < 0 || !member[p]) continue;
+            slot[p] = j;
+            /* members are in trace order: walk backwards, marking producers of marked nodes */
+            for (int i = K->n_nodes - 1; i >= 0; i--) {
+                int n = K->nodes[i];
+                if (slot[n] != j) continue;
+                for (int k = 0; k < ir->nodes[n].n_in; k++) {
+                    int u = ir->nodes[n].in[k];
+                    if (u >= 0 && ir->values[u].producer >= 0 && member[ir->values[u].producer])
+                        slot[ir->values[u].producer] = j;
+                }
+            }
+        }
+    }
+    gcr_status s = GCR_OK;
+    int acc = A >= 0 ? ir->nodes[A].out : -1;
+    K->acc_value = acc;
+    /* prologues */
+    for (int j = 0; A >= 0 && j < GCR_MAX_ANCHOR_IN && s == GCR_OK; j++) {
+        int any = 0;
+        for (int i = 0; i < K->n_nodes; i++) any |= slot[K->nodes[i]] == j;
+        if (!any) continue;
+        gcr_group *g = calloc(1, sizeof *g);
+        if (!g) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
+        K->pro[j] = g;
+        int u = ir->nodes[A].in[j];
+        g->space = ir->values[u].m;
+        builder b = {ir, g, expr_of, 0, 0, 0};
+        for (int i = 0; i < K->n_nodes && s == GCR_OK; i++)
+            if (slot[K->nodes[i]] == j && add_node_expr(&b, K->nodes[i], -1) < 0) s = GCR_ERR_OOM;
+        if (s == GCR_OK && push_out(&b, u, expr_of[u]) < 0) s = GCR_ERR_OOM;
+    }
+    /* epilogue (or the whole group without anchor) */
+    gcr_group *g = &K->epi;
+    builder b = {ir, g, expr_of, 0, 0, 0};
+    int first = -1;
+    for (int i = 0; i < K->n_nodes; i++) {
+        int n = K->nodes[i];
+        if (n == A || slot[n] >= 0) continue;
+        if (first < 0) first = n;
+    }
+    g->space = A >= 0 ? ir->values[acc].m : ir->values[ir->nodes[first >= 0 ? first : K->nodes[0]].out].m;
+    for (int i = 0; i < K->n_nodes && s == GCR_OK; i++) {
+        int n = K->nodes[i];
+        if (n == A || slot[n] >= 0) continue;
+        if (add_node_expr(&b, n, acc) < 0) s = GCR_ERR_OOM;
+    }
+    for (int i = 0; i < K->n_nodes && s == GCR_OK; i++) {
+        int n = K->nodes[i];
+        if (n == A || slot[n] >= 0) continue;
+        int v = ir->nodes[n].out;
+        if (read_outside(ir, v, member)) {
+            if (push_out(&b, v, expr_of[v]) < 0) s = GCR_ERR_OOM;
+            ir->values[v].written = 1;
+        }
+    }
+    if (A >= 0 && g->n_expr == 0) ir->values[acc].written = 1;
+    for (int i = 0; i < K->n_nodes; i++) member[K->nodes[i]] = 0;
+    for (int v = 0; v < ir->n_values; v++) expr_of[v] = -1;
+    if (s != GCR_OK) return gcr_set_error(ir->ctx, s, "fuse: out of host memory building a kernel");
+    return GCR_OK;
+}
+
+static void kernel_name(gcr_ir *ir, gcr_kernel *K, int index)
+{
+    size_t k = (size_t)snprintf(K->name, sizeof K->name, "k%d_", index);
+    /* the anchor first, then the pointwise ops in order */
+    if (K->node >= 0 && k < sizeof K->name) k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s", gcr_op_table[ir->nodes[K->node].op].name);
+    for (int i = 0; i < K->n_nodes && k < sizeof K->name; i++) {
+        if (K->nodes[i] == K->node) continue;
+        k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s%s", k > 0 && K->name[k - 1] != '_' ? "+" : "",
+                              gcr_op_table[ir->nodes[K->nodes[i]].op].name);
+    }
+}
+
+gcr_status gcr_ir_build_kernels(gcr_ir *ir)
+{
+    int n = ir->n_nodes;
+    for (int v = 0; v < ir->n_values; v++) ir->values[v].written = 0;
+    /* kernel of each group root; view nodes launch nothing */
+    int *kof = malloc(sizeof(int) * (size_t)(n + 1)), *count = calloc((size_t)n + 1, sizeof(int));
+    int *expr_of = malloc(sizeof(int) * (size_t)(ir->n_values + 1));
+    char *member = calloc((size_t)n + 1, 1);
+    int *slot = malloc(sizeof(int) * (size_t)(n + 1));
+    int *indeg = calloc((size_t)n + 1, sizeof(int)), *order = malloc(sizeof(int) * (size_t)(n + 1));
+    gcr_status s = GCR_OK;
+    if (!kof || !count || !expr_of || !member || !slot || !indeg || !order) {
+        s = gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
+        goto out;
+    }
+    for (int v = 0; v < ir->n_values; v++) expr_of[v] = -1;
+    int nk = 0;
+    for (int i = 0; i < n; i++) {
+        kof[i] = -1;
+        if (ir->nodes[i].dead || gcr_op_table[ir->nodes[i].op].kind == GCR_KIND_VIEW) continue;
+        int r = gcr_group_find(ir, i);
+        if (r == i) kof[i] = nk++;
+        count[r]++;
+    }
+    for (int i = 0; i < n; i++)
+        if (kof[i] < 0 && !ir->nodes[i].dead && gcr_op_table[ir->nodes[i].op].kind != GCR_KIND_VIEW)
+            kof[i] = kof[gcr_group_find(ir, i)];
+    /* dependencies between kernels (through views to their roots) */
+    gcr_kernel *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
+    int **deps = calloc((size_t)(nk ? nk : 1), sizeof *deps);
+    int *ndeps = calloc((size_t)(nk ? nk : 1), sizeof(int));
+    if (!ks || !deps || !ndeps) {
+        free(ks);
+        free(deps);
+        free(ndeps);
+        s = gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        if (kof[i] < 0) continue;
+        gcr_kernel *K = &ks[kof[i]];
+        if (!K->nodes) {
+            K->nodes = malloc(sizeof(int) * (size_t)count[gcr_group_find(ir, i)]);
+            K->node = -1;
+            for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++) K->pro[j] = NULL;
+            if (!K->nodes) { s = GCR_ERR_OOM; break; }
+        }
+        K->nodes[K->n_nodes++] = i;
+        if (is_anchor_op(ir->nodes[i].op)) K->node = i;
+        const gcr_node *nd = &ir->nodes[i];
+        for (int k = 0; k < nd->n_in; k++) {
+            if (nd->in[k] < 0) continue;
+            int root = ir->values[nd->in[k]].root;
+            int p = ir->values[root].producer;
+            /* a view of a view resolves to the root; its producer may be a view node of an input */
+            while (p >= 0 && gcr_op_table[ir->nodes[p].op].kind == GCR_KIND_VIEW) {
+                root = ir->values[ir->nodes[p].in[0]].root;
+                p = ir->values[root].producer;
+            }
+            if (p < 0 || kof[p] < 0 || kof[p] == kof[i]) continue;
+            int *d = realloc(deps[kof[p]], sizeof(int) * (size_t)(ndeps[kof[p]] + 1));
+            if (!d) { s = GCR_ERR_OOM; break; }
+            deps[kof[p]] = d;
+            d[ndeps[kof[p]]++] = kof[i];
+            indeg[kof[i]]++;
+        }
+    }
+    /* Kahn's algorithm, smallest kernel id first: keeps the trace order where possible */
+    int head = 0, tail = 0;
+    if (s == GCR_OK) {
+        char *done = calloc((size_t)nk + 1, 1);
+        for (int round = 0; round < nk && done; round++) {
+            int pick = -1;
+            for (int k = 0; k < nk; k++)
+                if (!done[k] && indeg[k] == 0) { pick = k; break; }
+            if (pick < 0) break;
+            done[pick] = 1;
+            order[tail++] = pick;
+            for (int j = 0; j < ndeps[pick]; j++) indeg[deps[pick][j]]--;
+        }
+        free(done);
+        if (tail != nk) s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
+    }
+    (void)head;
+    for (int k = 0; k < nk; k++) free(deps[k]);
+    free(deps);
+    free(ndeps);
+    if (s != GCR_OK) {
+        for (int k = 0; k < nk; k++) free(ks[k].nodes);
+        free(ks);
+        if (s == GCR_ERR_OOM) gcr_set_error(ir->ctx, s, "fuse: out of host memory");
+        goto out;
+    }
+    free(ir->kernels);
+    ir->kernels = calloc((size_t)(nk ? nk : 1), sizeof *ir->kernels);
+    if (!ir->kernels) {
+        for (int k = 0; k < nk; k++) free(ks[k].nodes);
+        free(ks);
+        s = gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
+        goto out;
+    }
+    for (int k = 0; k < nk; k++) ir->kernels[k] = ks[order[k]];
+    ir->n_kernels = nk;
+    free(ks);
+    for (int k = 0; k < nk && s == GCR_OK; k++) {
+        gcr_kernel *K = &ir->kernels[k];
+        int first = K->nodes[0];
+        bool lone = K->n_nodes == 1;
+        bool pw = gcr_op_table[ir->nodes[first].op].kind == GCR_KIND_POINTWISE;
+        if (lone && !(pw && ir->ctx->knobs.single_node && ir->ctx->knobs.fusion && gcr_fuse_enabled(ir, first))) {
+            K->type = GCR_K_EAGER;
+            K->node = first;
+            K->acc_value = -1;
+            ir->values[ir->nodes[first].out].written = 1;
+        } else {
+            K->type = GCR_K_FUSED;
+            s = build_fused(ir, K, expr_of, member, slot);
+        }
+        kernel_name(ir, K, k);
+    }
+out:
+    free(kof);
+    free(count);
+    free(expr_of);
+    free(member);
+    free(slot);
+    free(indeg);
+    free(order);
+    return s;
+}
+
+gcr_status gcr_ir_optimize(gcr_ir *ir)
+{
+    GCR_TRY(gcr_ir_link(ir));
+    for (int i = 0; i < ir->n_nodes; i++) ir->nodes[i].group = i;
+    if (ir->ctx->knobs.fusion) {
+        GCR_TRY(gcr_pass_fold_bn(ir));
+        GCR_TRY(gcr_pass_pointwise(ir));
+        GCR_TRY(gcr_pass_epilogue(ir));
+        GCR_TRY(gcr_pass_prologue(ir));
+        GCR_TRY(gcr_pass_reduction(ir));
+        GCR_TRY(gcr_pass_horizontal(ir));
+    }
+    GCR_TRY(gcr_ir_build_kernels(ir));
+    return gcr_plan(ir);
+}

@@ -1,0 +1,95 @@
+/* pass_fold_bn.c — fusion rule 5: conv2d -> batch_norm with constant parameters, where nothing
+ * else reads the conv's result, folds into the conv: w' = w * s, b' = (b - mean) * s + beta with
+ * s = gamma / sqrt(var + eps) per output channel. The new weights are computed once, at capture
+ * end, on the device with eager gcr ops, and become constants owned by the IR. */
+#include "ir.h"
+
+static bool is_const(const gcr_ir *ir, int v) { return v < 0 || ir->values[v].kind == GCR_V_CONST; }
+
+/* eager helpers that tolerate NULL (errors are caught by the caller through ctx->status) */
+static gcr_tensor *fold_weights(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b, gcr_tensor *mean, gcr_tensor *var,
+                                gcr_tensor *gamma, gcr_tensor *beta, float eps, gcr_tensor **bias_out)
+{
+    int64_t O = w->m.shape[0];
+    gcr_tensor *ve = gcr_add_scalar(ctx, var, eps);
+    gcr_tensor *s = ve ? gcr_rsqrt(ctx, ve) : NULL;            /* [O] */
+    gcr_tensor *sg = s && gamma ? gcr_mul(ctx, s, gamma) : s;  /* [O] */
+    gcr_tensor *s4 = sg ? gcr_reshape(ctx, sg, 4, (int64_t[]){O, 1, 1, 1}) : NULL;
+    gcr_tensor *w2 = s4 ? gcr_mul(ctx, w, s4) : NULL;          /* [O,C/g,KH,KW] */
+    gcr_tensor *bm = NULL, *bs = NULL, *b2 = NULL;
+    if (sg) {
+        gcr_tensor *m = b ? gcr_sub(ctx, b, mean) : gcr_neg(ctx, mean); /* [O] */
+        bm = m;
+        bs = m ? gcr_mul(ctx, m, sg) : NULL;
+        b2 = bs && beta ? gcr_add(ctx, bs, beta) : bs;
+    }
+    gcr_tensor_free(ve);
+    if (sg != s) gcr_tensor_free(sg);
+    gcr_tensor_free(s);
+    gcr_tensor_free(s4);
+    gcr_tensor_free(bm);
+    if (b2 != bs) gcr_tensor_free(bs);
+    *bias_out = b2;
+    return w2;
+}
+
+gcr_status gcr_pass_fold_bn(gcr_ir *ir)
+{
+    gcr_ctx *ctx = ir->ctx;
+    for (int bn = 0; bn < ir->n_nodes; bn++) {
+        gcr_node *nb = &ir->nodes[bn];
+        if (nb->dead || nb->nofuse || nb->op != GCR_OP_BATCH_NORM) continue;
+        int cv = ir->values[nb->in[0]].producer;
+        if (cv < 0) continue;
+        gcr_node *nc = &ir->nodes[cv];
+        gcr_value *cout = &ir->values[nc->out];
+        if (nc->op != GCR_OP_CONV2D || nc->dead || nc->nofuse || !gcr_fuse_enabled(ir, cv)) continue;
+        if (cout->n_cons != 1 || cout->out_index >= 0) continue;
+        if (!is_const(ir, nc->in[1]) || !is_const(ir, nc->in[2])) continue;
+        bool consts = true;
+        for (int k = 1; k < 5; k++) consts = consts && is_const(ir, nb->in[k]);
+        if (!consts || nb->in[1] < 0 || nb->in[2] < 0) continue;
+
+        /* the folding runs eagerly; a failure leaves the pair unfolded and the ctx's error as it was */
+        gcr_status saved = ctx->status;
+        char saved_err[sizeof ctx->err];
+        memcpy(saved_err, ctx->err, sizeof saved_err);
+        ctx->status = GCR_OK;
+        gcr_mode mode = ctx->mode;
+        ctx->mode = GCR_MODE_EAGER;
+#define EXT(k) (nb->in[k] >= 0 ? ir->values[nb->in[k]].ext : NULL)
+        gcr_tensor *bias = NULL;
+        gcr_tensor *w2 = fold_weights(ctx, ir->values[nc->in[1]].ext, nc->in[2] >= 0 ? ir->values[nc->in[2]].ext : NULL,
+                                      EXT(1), EXT(2), EXT(3), EXT(4), nb->p.f[0], &bias);
+#undef EXT
+        ctx->mode = mode;
+        gcr_status st = ctx->status;
+        ctx->status = saved;
+        memcpy(ctx->err, saved_err, sizeof saved_err);
+        if (st != GCR_OK || !w2 || !bias) {
+            gcr_tensor_free(w2);
+            gcr_tensor_free(bias);
+            gcr_info(ctx, "fold_bn: conv#%d + batch_norm#%d not folded (eager folding failed)", cv, bn);
+            continue;
+        }
+        gcr_tensor_keep(gcr_tensor_set_const(w2));
+        gcr_tensor_keep(gcr_tensor_set_const(bias));
+        int vw = gcr_ir_add_value(ir, &w2->m, GCR_V_CONST);
+        int vb = vw >= 0 ? gcr_ir_add_value(ir, &bias->m, GCR_V_CONST) : -1;
+        if (vb < 0 || gcr_ir_own(ir, w2) != GCR_OK || gcr_ir_own(ir, bias) != GCR_OK) return ctx->status;
+        nb = &ir->nodes[bn];
+        nc = &ir->nodes[cv];
+        ir->values[vw].ext = w2;
+        ir->values[vb].ext = bias;
+        nc->in[1] = vw;
+        nc->in[2] = vb;
+        /* the conv now produces the batch norm's value; its own value and the BN node go away */
+        ir->values[nc->out].producer = -1;
+        nc->out = nb->out;
+        ir->values[nb->out].producer = cv;
+        nb->dead = 1;
+        gcr_info(ctx, "fold_bn: batch_norm#%d folded into conv2d#%d", bn, cv);
+        GCR_TRY(gcr_ir_link(ir));
+    }
+    return GCR_OK;
+}

@@ -1,0 +1,31 @@
+/* pass_prologue.c — fusion rule 3: a pointwise group (per-channel scale, activation) whose only
+ * result feeds one conv / matmul input that nothing else reads runs in that kernel's load, e.g.
+ * the squeeze-excite x * hardsigmoid(s[n,c]) before a 1x1 conv. */
+#include "ir.h"
+
+/* Merges the pointwise producers of anchor b's inputs into b's kernel where legal; shared with
+ * the reduction pass. */
+void gcr_fuse_try_prologue(gcr_ir *ir, int b);
+void gcr_fuse_try_prologue(gcr_ir *ir, int b)
+{
+    const gcr_node *nb = &ir->nodes[b];
+    for (int j = 0; j < nb->n_in && j < GCR_MAX_ANCHOR_IN; j++) {
+        if (nb->in[j] < 0) continue;
+        int a = ir->values[nb->in[j]].producer;
+        if (a < 0) continue;
+        if (gcr_fuse_legal(ir, a, b, GCR_FUSE_PROLOGUE)) {
+            gcr_info(ir->ctx, "fuse: prologue of %s#%d input %d from %s#%d", gcr_op_table[nb->op].name, b, j,
+                     gcr_op_table[ir->nodes[a].op].name, a);
+            gcr_fuse_merge(ir, a, b);
+        }
+    }
+}
+
+gcr_status gcr_pass_prologue(gcr_ir *ir)
+{
+    for (int b = 0; b < ir->n_nodes; b++) {
+        gcr_kind k = gcr_op_table[ir->nodes[b].op].kind;
+        if (!ir->nodes[b].dead && (k == GCR_KIND_CONV || k == GCR_KIND_MATMUL)) gcr_fuse_try_prologue(ir, b);
+    }
+    return GCR_OK;
+}

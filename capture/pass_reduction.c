@@ -1,0 +1,19 @@
+/* pass_reduction.c — fusion rule 4: pointwise producers of a reduction run in its load, its
+ * pointwise consumers (over the reduced shape) in its store: global average pooling of an
+ * activation, a scaled mean, a norm's tail. Pools take epilogues only (their padding must read
+ * the raw input). */
+#include "ir.h"
+
+void gcr_fuse_try_epilogue(gcr_ir *ir, int a);
+void gcr_fuse_try_prologue(gcr_ir *ir, int b);
+
+gcr_status gcr_pass_reduction(gcr_ir *ir)
+{
+    for (int a = 0; a < ir->n_nodes; a++) {
+        gcr_kind k = gcr_op_table[ir->nodes[a].op].kind;
+        if (ir->nodes[a].dead || (k != GCR_KIND_REDUCE && k != GCR_KIND_POOL)) continue;
+        gcr_fuse_try_epilogue(ir, a);
+        if (k == GCR_KIND_REDUCE) gcr_fuse_try_prologue(ir, a);
+    }
+    return GCR_OK;
+}

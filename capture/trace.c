@@ -1,0 +1,170 @@
+/* trace.c — recording op calls while a context captures: the dispatch hook, explicit
+ * capture_begin/end, output marks, and the capture state kept on ctx->trace. */
+#include "../replay/graph.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+gcr_capstate *gcr_capstate_get(gcr_ctx *ctx)
+{
+    if (!ctx->trace) ctx->trace = calloc(1, sizeof(gcr_capstate));
+    return ctx->trace;
+}
+
+/* The trace that records calls now: the explicit capture's, or the open region's. */
+static gcr_ir *open_trace(gcr_ctx *ctx);
+
+/* Value id of tensor t in trace ir (adding it as an external when first seen), or -1 with the
+ * error set. Region tensors with data that are not values of this trace (an output of an
+ * earlier pass fed back in) are read like any external tensor. */
+static int value_of(gcr_ir *ir, gcr_tensor *t, const char *op, int k)
+{
+    if (t->flags & GCR_TF_TRACED) {
+        if (t->trace == ir->owner && t->value >= 0 && t->value < ir->n_values && ir->values[t->value].handle == t)
+            return t->value;
+        if (!t->st) {
+            char b[96];
+            gcr_set_error(ir->ctx, GCR_ERR_CAPTURE, "%s: input %d (%s) is a traced tensor of another capture", op, k,
+                          gcr_meta_str(&t->m, b, sizeof b));
+            return -1;
+        }
+    }
+    for (int v = 0; v < ir->n_values; v++)
+        if (ir->values[v].ext == t && (ir->values[v].kind == GCR_V_INPUT || ir->values[v].kind == GCR_V_CONST))
+            return v;
+    if (!t->st) {
+        gcr_set_error(ir->ctx, GCR_ERR_CAPTURE, "%s: input %d has no data", op, k);
+        return -1;
+    }
+    int v = gcr_ir_add_value(ir, &t->m, (t->flags & GCR_TF_CONST) ? GCR_V_CONST : GCR_V_INPUT);
+    if (v >= 0) ir->values[v].ext = t;
+    return v;
+}
+
+gcr_tensor *gcr_trace_record_in(gcr_ir *ir, const gcr_call *c, const gcr_meta *out)
+{
+    const char *name = gcr_op_table[c->op].name;
+    int in[GCR_MAX_INPUTS];
+    for (int k = 0; k < c->n_in; k++) {
+        in[k] = -1;
+        if (!c->in[k]) continue;
+        in[k] = value_of(ir, c->in[k], name, k);
+        if (in[k] < 0) {
+            if (!ir->failed) ir->failed = ir->ctx->status ? ir->ctx->status : GCR_ERR_CAPTURE;
+            return NULL;
+        }
+    }
+    bool view = gcr_op_table[c->op].kind == GCR_KIND_VIEW;
+    int v = gcr_ir_add_value(ir, out, view ? GCR_V_VIEW : GCR_V_INTER);
+    if (v < 0) {
+        ir->failed = GCR_ERR_OOM;
+        return NULL;
+    }
+    if (view) {
+        const gcr_value *src = &ir->values[in[0]];
+        ir->values[v].root = src->root;
+        ir->values[v].offset = src->offset + gcr_view_offset(c);
+    }
+    gcr_tensor *h = gcr_tensor_shell(ir->ctx, out);
+    if (!h || gcr_ir_add_node(ir, c, in, v) < 0) {
+        gcr_tensor_destroy(h);
+        ir->n_values--;
+        ir->failed = GCR_ERR_OOM;
+        return NULL;
+    }
+    h->trace = ir->owner;
+    h->value = v;
+    ir->values[v].handle = h;
+    return h;
+}
+
+gcr_tensor *gcr_trace_record(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out)
+{
+    if (ctx->mode == GCR_MODE_CHECK) return gcr_region_check(ctx, c, out);
+    gcr_ir *ir = open_trace(ctx);
+    if (!ir) {
+        gcr_set_error(ctx, GCR_ERR_INTERNAL, "%s: capture mode without an open trace", gcr_op_table[c->op].name);
+        return NULL;
+    }
+    return gcr_trace_record_in(ir, c, out);
+}
+
+/* ---------------------------------------------------------------- explicit capture */
+
+static gcr_ir *open_trace(gcr_ctx *ctx)
+{
+    gcr_capstate *cs = ctx->trace;
+    if (cs && cs->cur) return cs->cur;
+    return gcr_region_open_trace(ctx);
+}
+
+gcr_status gcr_capture_begin(gcr_ctx *ctx)
+{
+    if (!ctx) return GCR_ERR_INVALID;
+    GCR_CHECK(ctx, ctx->mode == GCR_MODE_EAGER, GCR_ERR_CAPTURE,
+              "capture_begin: the context is already capturing (captures and regions do not nest)");
+    gcr_capstate *cs = gcr_capstate_get(ctx);
+    GCR_CHECK(ctx, cs, GCR_ERR_OOM, "capture_begin: out of host memory");
+    cs->cur = gcr_ir_new(ctx, NULL);
+    if (!cs->cur) return GCR_ERR_OOM;
+    ctx->mode = GCR_MODE_CAPTURE;
+    return GCR_OK;
+}
+
+int gcr_ctx_capturing(const gcr_ctx *ctx) { return ctx && ctx->mode != GCR_MODE_EAGER; }
+
+static void free_handles(gcr_ir *ir)
+{
+    for (int v = 0; v < ir->n_values; v++) {
+        gcr_tensor_destroy(ir->values[v].handle);
+        ir->values[v].handle = NULL;
+    }
+}
+
+gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph)
+{
+    if (!ctx) return GCR_ERR_INVALID;
+    if (graph) *graph = NULL;
+    gcr_capstate *cs = ctx->trace;
+    GCR_CHECK(ctx, cs && cs->cur && ctx->mode == GCR_MODE_CAPTURE, GCR_ERR_CAPTURE,
+              "capture_end: no explicit capture is open");
+    GCR_CHECK(ctx, graph, GCR_ERR_INVALID, "capture_end: NULL graph pointer");
+    gcr_ir *ir = cs->cur;
+    cs->cur = NULL;
+    ctx->mode = GCR_MODE_EAGER;
+    if (ir->failed) {
+        gcr_status s = ir->failed;
+        free_handles(ir);
+        gcr_ir_free(ir);
+        return gcr_set_error(ctx, s, "capture_end: an op failed while capturing; no graph was built");
+    }
+    return gcr_graph_from_trace(ctx, ir, true, graph);
+}
+
+gcr_status gcr_graph_output(gcr_ctx *ctx, gcr_tensor *t)
+{
+    if (!ctx) return GCR_ERR_INVALID;
+    GCR_CHECK(ctx, t, GCR_ERR_INVALID, "graph_output: NULL tensor");
+    if (ctx->mode == GCR_MODE_CHECK) return gcr_region_mark_output(ctx, t);
+    gcr_ir *ir = ctx->mode == GCR_MODE_CAPTURE ? open_trace(ctx) : NULL;
+    GCR_CHECK(ctx, ir, GCR_ERR_CAPTURE, "graph_output: the context is not capturing");
+    GCR_CHECK(ctx, (t->flags & GCR_TF_TRACED) && t->trace == ir->owner && t->value >= 0 &&
+                       t->value < ir->n_values && ir->values[t->value].handle == t,
+              GCR_ERR_CAPTURE, "graph_output: the tensor is not a result of the current capture");
+    ir->values[t->value].marked = 1;
+    t->flags |= GCR_TF_OUTPUT;
+    return GCR_OK;
+}
+
+void gcr_capture_ctx_free(gcr_ctx *ctx)
+{
+    gcr_capstate *cs = ctx->trace;
+    gcr_regions_free(ctx);
+    if (!cs) return;
+    if (cs->cur) {
+        free_handles(cs->cur);
+        gcr_ir_free(cs->cur);
+    }
+    while (cs->graphs) gcr_graph_destroy(cs->graphs);
+    free(cs);
+    ctx->trace = NULL;
+}
