@@ -19,17 +19,6 @@ typedef struct conv_geom {
     const float *bias;       /* [O] f32 or NULL */
 } conv_geom;
 
-/* out = bias (or leaves it for the GEMM's overwrite when there is none) */
-static void fill_bias(const conv_geom *g)
-{
-    for (int64_t n = 0; n < g->N; n++)
-        for (int64_t o = 0; o < g->O; o++)
-            for (int64_t h = 0; h < g->OH; h++) {
-                float *r = g->out + n * g->oN + o * g->oC + h * g->oH;
-                for (int64_t w = 0; w < g->OW; w++) r[w * g->oW] = g->bias[o];
-            }
-}
-
 /* col [Cg*KH*KW][OH*OW] for image xn, channels c0.. */
 static void im2col_kp(const conv_geom *g, const float *xn, int64_t c0, float *col)
 {
@@ -112,7 +101,8 @@ static gcr_status conv_kp(gcr_ctx *ctx, const conv_geom *g, const float *wf)
             }
             /* p = oh*OW + ow sits at stride oW in either dense out layout */
             GCR_TRY(gcr_sgemm(ctx, g->Og, P, Kg, wf + gi * g->Og * Kg, Kg, 1, B, rsb, csb,
-                              g->out + n * g->oN + gi * g->Og * g->oC, g->oC, g->oW, g->bias != NULL));
+                              g->out + n * g->oN + gi * g->Og * g->oC, g->oC, g->oW,
+                              g->bias ? g->bias + gi * g->Og : NULL, NULL));
         }
     return GCR_OK;
 }
@@ -137,7 +127,8 @@ static gcr_status conv_pk(gcr_ctx *ctx, const conv_geom *g, const float *wk)
                 im2col_pk(g, xn, gi * g->Cg, col);
             }
             GCR_TRY(gcr_sgemm(ctx, P, g->Og, Kg, A, rsa, csa, wk + gi * g->Og * Kg, 1, Kg,
-                              g->out + n * g->oN + gi * g->Og * g->oC, g->oW, g->oC, g->bias != NULL));
+                              g->out + n * g->oN + gi * g->Og * g->oC, g->oW, g->oC,
+                              NULL, g->bias ? g->bias + gi * g->Og : NULL));
         }
     return GCR_OK;
 }
@@ -262,7 +253,6 @@ gcr_status gcr_cpu_conv2d(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
             s = wf ? dw_planes(ctx, &g, wf) : GCR_ERR_OOM;
         }
     } else {
-        if (g.bias) fill_bias(&g);
         if (channels_last) {
             int64_t st[4] = {KK * g.Cg, 1, g.KW * g.Cg, g.Cg}; /* [O][KH][KW][Cg] */
             const float *wk = weights_as(ctx, w, st);

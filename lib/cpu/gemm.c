@@ -73,6 +73,13 @@ static void pack_a(int64_t mc, int64_t kc, const float *A, int64_t rsa, int64_t 
     for (int64_t i0 = 0; i0 < mc; i0 += MR) {
         int64_t mr = mc - i0 < MR ? mc - i0 : MR;
         float *d = Ap + i0 * kc;
+        if (csa == 1 && mr == MR) { /* six row streams, one contiguous 6-float write per k */
+            const float *s0 = A + i0 * rsa, *s1 = s0 + rsa, *s2 = s1 + rsa, *s3 = s2 + rsa, *s4 = s3 + rsa, *s5 = s4 + rsa;
+            for (int64_t k = 0; k < kc; k++, d += MR) {
+                d[0] = s0[k]; d[1] = s1[k]; d[2] = s2[k]; d[3] = s3[k]; d[4] = s4[k]; d[5] = s5[k];
+            }
+            continue;
+        }
         if (csa == 1) {
             for (int64_t i = 0; i < mr; i++) {
                 const float *s = A + (i0 + i) * rsa;
@@ -94,10 +101,17 @@ static void pack_b(int64_t kc, int64_t nc, const float *B, int64_t rsb, int64_t 
         int64_t nr = nc - j0 < NR ? nc - j0 : NR;
         float *d = Bp + j0 * kc;
         if (csb == 1) {
-            for (int64_t k = 0; k < kc; k++) {
-                memcpy(d + k * NR, B + k * rsb + j0, (size_t)nr * sizeof(float));
-                for (int64_t j = nr; j < NR; j++) d[k * NR + j] = 0.0f;
-            }
+            if (nr == NR) /* two vector moves per row: memcpy of 64 bytes becomes a slow rep movs */
+                for (int64_t k = 0; k < kc; k++) {
+                    const float *r = B + k * rsb + j0;
+                    *(gcr_v8f *)(d + k * NR) = *(const gcr_v8f *)r;
+                    *(gcr_v8f *)(d + k * NR + 8) = *(const gcr_v8f *)(r + 8);
+                }
+            else
+                for (int64_t k = 0; k < kc; k++) {
+                    memcpy(d + k * NR, B + k * rsb + j0, (size_t)nr * sizeof(float));
+                    for (int64_t j = nr; j < NR; j++) d[k * NR + j] = 0.0f;
+                }
         } else {
             for (int64_t j = 0; j < nr; j++) {
                 const float *s = B + (j0 + j) * csb;
@@ -152,36 +166,84 @@ __attribute__((target("avx2,fma"))) static void kern_avx2(int64_t kc, const floa
 }
 #endif
 
-/* writes the valid mr x nr corner of tile t into C, adding to what is there when add */
-static void store_tile(float *C, int64_t rsc, int64_t csc, const float *t, int64_t mr, int64_t nr, int add)
+/* writes the valid mr x nr corner of tile t into C: on the first K block as t + bias, on later
+ * ones added to what is there */
+static void store_tile(float *C, int64_t rsc, int64_t csc, const float *t, int64_t mr, int64_t nr, int add,
+                       const float *brow, const float *bcol)
 {
     for (int64_t i = 0; i < mr; i++) {
         float *c = C + i * rsc;
         const float *ti = t + i * NR;
-        if (csc == 1) {
-            if (add) for (int64_t j = 0; j < nr; j++) c[j] += ti[j];
-            else memcpy(c, ti, (size_t)nr * sizeof(float));
-        } else {
-            if (add) for (int64_t j = 0; j < nr; j++) c[j * csc] += ti[j];
-            else for (int64_t j = 0; j < nr; j++) c[j * csc] = ti[j];
+        if (add) {
+            if (csc == 1) for (int64_t j = 0; j < nr; j++) c[j] += ti[j];
+            else for (int64_t j = 0; j < nr; j++) c[j * csc] += ti[j];
+            continue;
         }
+        float br = brow ? brow[i] : 0.0f;
+        if (bcol) for (int64_t j = 0; j < nr; j++) c[j * csc] = ti[j] + br + bcol[j];
+        else if (csc == 1) for (int64_t j = 0; j < nr; j++) c[j] = ti[j] + br;
+        else for (int64_t j = 0; j < nr; j++) c[j * csc] = ti[j] + br;
     }
 }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* sum of x[i] * y[i] over contiguous rows, in 8 lanes */
+static float dot(int64_t n, const float *x, const float *y)
+{
+    gcr_v8f acc = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) acc += *(const gcr_v8f *)(x + i) * *(const gcr_v8f *)(y + i);
+    float s = 0.0f;
+    for (; i < n; i++) s += x[i] * y[i];
+    for (int l = 0; l < 8; l++) s += acc[l];
+    return s;
+}
+
+/* Matrix-vector shapes (a batch-1 linear, a conv on a 1x1 map): packing would cost as much as
+ * the arithmetic, so run dots or axpys on the operands in place. Returns 0 when the layout fits
+ * neither (the caller then packs), -1 when out of memory (recorded on ctx). */
+static int small_gemm(gcr_ctx *ctx, int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
+                      const float *B, int64_t rsb, int64_t csb, float *C, int64_t rsc, int64_t csc,
+                      const float *brow, const float *bcol)
+{
+    if (csa == 1 && rsb == 1) { /* rows of A and columns of B both contiguous: dots */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                float v = dot(K, A + i * rsa, B + j * csb);
+                C[i * rsc + j * csc] = v + (brow ? brow[i] : 0.0f) + (bcol ? bcol[j] : 0.0f);
+            }
+        return 1;
+    }
+    if (csb == 1 && M <= 2) { /* rows of B contiguous: accumulate a row of C as axpys */
+        float *acc = gcr_cpu_scratch_get(ctx, GCR_SCR_PACK_B, (size_t)N);
+        if (!acc) return -1;
+        for (int64_t i = 0; i < M; i++) {
+            memset(acc, 0, (size_t)N * sizeof(float));
+            for (int64_t k = 0; k < K; k++) gcr_cpu_axpy(N, A[i * rsa + k * csa], B + k * rsb, acc);
+            for (int64_t j = 0; j < N; j++) C[i * rsc + j * csc] = acc[j] + (brow ? brow[i] : 0.0f) + (bcol ? bcol[j] : 0.0f);
+        }
+        return 1;
+    }
+    return 0;
+}
+
 static int64_t round_up(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
 
 gcr_status gcr_sgemm(gcr_ctx *ctx, int64_t M, int64_t N, int64_t K,
                      const float *A, int64_t rsa, int64_t csa,
                      const float *B, int64_t rsb, int64_t csb,
-                     float *C, int64_t rsc, int64_t csc, int beta)
+                     float *C, int64_t rsc, int64_t csc, const float *brow, const float *bcol)
 {
     if (M <= 0 || N <= 0) return GCR_OK;
     if (K <= 0) {
-        if (!beta)
-            for (int64_t i = 0; i < M; i++)
-                for (int64_t j = 0; j < N; j++) C[i * rsc + j * csc] = 0.0f;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) C[i * rsc + j * csc] = (brow ? brow[i] : 0.0f) + (bcol ? bcol[j] : 0.0f);
         return GCR_OK;
+    }
+    if (M <= 2 || N <= 2) {
+        int r = small_gemm(ctx, M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc, brow, bcol);
+        if (r) return r > 0 ? GCR_OK : GCR_ERR_OOM;
     }
     void (*kern)(int64_t, const float *, const float *, float *) = kern_generic;
 #ifdef GCR_GEMM_X86
@@ -197,7 +259,6 @@ gcr_status gcr_sgemm(gcr_ctx *ctx, int64_t M, int64_t N, int64_t K,
         int64_t nc = min64(NC, N - jc);
         for (int64_t pc = 0; pc < K; pc += KC) {
             int64_t kc = min64(KC, K - pc);
-            int add = beta || pc > 0;
             pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, Bp);
             for (int64_t ic = 0; ic < M; ic += MC) {
                 int64_t mc = min64(MC, M - ic);
@@ -206,7 +267,8 @@ gcr_status gcr_sgemm(gcr_ctx *ctx, int64_t M, int64_t N, int64_t K,
                     int64_t nr = min64(NR, nc - jr);
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         kern(kc, Ap + ir * kc, Bp + jr * kc, tile);
-                        store_tile(C + (ic + ir) * rsc + (jc + jr) * csc, rsc, csc, tile, min64(MR, mc - ir), nr, add);
+                        store_tile(C + (ic + ir) * rsc + (jc + jr) * csc, rsc, csc, tile, min64(MR, mc - ir), nr, pc > 0,
+                                   brow ? brow + ic + ir : NULL, bcol ? bcol + jc + jr : NULL);
                     }
                 }
             }

@@ -22,12 +22,13 @@ enum {
  * next call; NULL with GCR_ERR_OOM recorded on ctx when allocation fails. */
 float *gcr_cpu_scratch_get(gcr_ctx *ctx, int slot, size_t n);
 
-/* C[M,N] = A[M,K] @ B[K,N] (+ C when beta is 1). Every operand has its own row and column
- * strides in elements, so transposed and strided views need no copy: the packing reads them. */
+/* C[M,N] = A[M,K] @ B[K,N] + brow[M] (per row) + bcol[N] (per column); either bias may be NULL.
+ * Every operand has its own row and column strides in elements, so transposed and strided views
+ * need no copy: the packing reads them. The biases are added in the store, not in a second pass. */
 gcr_status gcr_sgemm(gcr_ctx *ctx, int64_t M, int64_t N, int64_t K,
                      const float *A, int64_t rsa, int64_t csa,
                      const float *B, int64_t rsb, int64_t csb,
-                     float *C, int64_t rsc, int64_t csc, int beta);
+                     float *C, int64_t rsc, int64_t csc, const float *brow, const float *bcol);
 
 /* A tensor's values as f32 at element strides st (logical dims of t->m): t's own data when it
  * is already f32, else a copy in scratch slot (dense, NHWC order when t is channels-last). */

@@ -43,13 +43,20 @@ static gcr_status linear(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     GCR_TRY(gcr_cpu_f32_view(ctx, w, GCR_SCR_IN1, &wv));
     float *o = gcr_cpu_out_f32(ctx, out);
     if (!o) return GCR_ERR_OOM;
+    const float *bias = NULL;
     if (b) {
         gcr_f32v bv;
         GCR_TRY(gcr_cpu_f32_view(ctx, b, GCR_SCR_IN2, &bv));
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t j = 0; j < N; j++) o[r * N + j] = bv.p[j * bv.st[0]];
+        bias = bv.p;
+        if (bv.st[0] != 1 && N > 1) { /* a strided bias: dense copy for the GEMM's store */
+            float *d = gcr_cpu_scratch_get(ctx, GCR_SCR_IN2, (size_t)N);
+            if (!d) return GCR_ERR_OOM;
+            int64_t one = 1;
+            gcr_cpu_gather_f32(b, d, &one);
+            bias = d;
+        }
     }
-    GCR_TRY(gcr_sgemm(ctx, R, N, K, xv.p, rsa, csa, wv.p, wv.st[1], wv.st[0], o, N, 1, b != NULL));
+    GCR_TRY(gcr_sgemm(ctx, R, N, K, xv.p, rsa, csa, wv.p, wv.st[1], wv.st[0], o, N, 1, NULL, bias));
     gcr_cpu_out_finish(out, o);
     return GCR_OK;
 }
@@ -84,7 +91,7 @@ static gcr_status matmul(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
         memcpy(am.strides, av.st, sizeof am.strides);
         int64_t rs;
         if (collapsible(&am, 0, nd - 2, &rs)) {
-            GCR_TRY(gcr_sgemm(ctx, nbatch * M, N, K, av.p, rs, csa, bv.p, rsb, csb, o, N, 1, 0));
+            GCR_TRY(gcr_sgemm(ctx, nbatch * M, N, K, av.p, rs, csa, bv.p, rsb, csb, o, N, 1, NULL, NULL));
             gcr_cpu_out_finish(out, o);
             return GCR_OK;
         }
@@ -96,7 +103,7 @@ static gcr_status matmul(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
             oa += idx[d] * sa[d];
             ob += idx[d] * sb[d];
         }
-        GCR_TRY(gcr_sgemm(ctx, M, N, K, av.p + oa, rsa, csa, bv.p + ob, rsb, csb, o + i * M * N, N, 1, 0));
+        GCR_TRY(gcr_sgemm(ctx, M, N, K, av.p + oa, rsa, csa, bv.p + ob, rsb, csb, o + i * M * N, N, 1, NULL, NULL));
         for (int d = nb - 1; d >= 0; d--) {
             if (++idx[d] < out->m.shape[d]) break;
             idx[d] = 0;
