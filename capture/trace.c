@@ -145,6 +145,8 @@ gcr_status gcr_graph_output(gcr_ctx *ctx, gcr_tensor *t)
     if (!ctx) return GCR_ERR_INVALID;
     GCR_CHECK(ctx, t, GCR_ERR_INVALID, "graph_output: NULL tensor");
     if (ctx->mode == GCR_MODE_CHECK) return gcr_region_mark_output(ctx, t);
+    /* eager: nothing to mark, so one model function serves eager runs and captures alike */
+    if (ctx->mode == GCR_MODE_EAGER && !(t->flags & GCR_TF_TRACED)) return GCR_OK;
     gcr_ir *ir = ctx->mode == GCR_MODE_CAPTURE ? open_trace(ctx) : NULL;
     GCR_CHECK(ctx, ir, GCR_ERR_CAPTURE, "graph_output: the context is not capturing");
     GCR_CHECK(ctx, (t->flags & GCR_TF_TRACED) && t->trace == ir->owner && t->value >= 0 &&
