@@ -134,15 +134,42 @@ static gcr_status conv_pk(gcr_ctx *ctx, const conv_geom *g, const float *wk)
 }
 
 /* depthwise, channels-first: one output row at a time, accumulated as shifted axpys over input
- * rows. wf [C][KH*KW]. */
+ * rows. wf [C][KH*KW]. A strided conv (or a strided x) first splits each input plane into sw
+ * phase planes [sw][H][ceil(W/sw)], so that every tap reads a contiguous run as well. */
 static gcr_status dw_planes(gcr_ctx *ctx, const conv_geom *g, const float *wf)
 {
-    float *acc = gcr_cpu_scratch_get(ctx, GCR_SCR_COL, (size_t)g->OW);
-    if (!acc) return GCR_ERR_OOM;
-    int64_t sH = g->x.st[2], sW = g->x.st[3];
+    int64_t s = g->sw, sH = g->x.st[2], sW = g->x.st[3], Wp = (g->W + s - 1) / s;
+    int split = s != 1 || sW != 1;
+    /* COL: per-kw tap ranges lo/hi and source offsets (3 x KW int64), then acc [OW], then phases */
+    size_t head = (size_t)(3 * g->KW * 2 + 15) & ~(size_t)15;
+    float *buf = gcr_cpu_scratch_get(ctx, GCR_SCR_COL, head + (size_t)g->OW + (split ? (size_t)(s * g->H * Wp) : 0));
+    if (!buf) return GCR_ERR_OOM;
+    int64_t *lo = (int64_t *)(void *)buf, *hi = lo + g->KW, *src = hi + g->KW;
+    float *acc = buf + head, *phase = acc + g->OW;
+    for (int64_t kw = 0; kw < g->KW; kw++) {
+        int64_t off = kw * g->dw - g->pw; /* input column = ow * s + off */
+        gcr_cpu_valid_range(g->OW, g->W, s, off, &lo[kw], &hi[kw]);
+        if (split) { /* column (ow + q) * s + p lives at phase p, index ow + q */
+            int64_t p = ((off % s) + s) % s, q = (off - p) / s;
+            src[kw] = p * g->H * Wp + q;
+        } else {
+            src[kw] = off;
+        }
+    }
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t c = 0; c < g->C; c++) {
-            const float *xc = g->x.p + n * g->x.st[0] + c * g->x.st[1];
+            const float *xc = g->x.p + n * g->x.st[0] + c * g->x.st[1], *base = xc;
+            int64_t rs = sH;
+            if (split) {
+                for (int64_t p = 0; p < s; p++)
+                    for (int64_t h = 0; h < g->H; h++) {
+                        float *d = phase + (p * g->H + h) * Wp;
+                        const float *r = xc + h * sH + p * sW;
+                        for (int64_t j = 0; j * s + p < g->W; j++) d[j] = r[j * s * sW];
+                    }
+                base = phase;
+                rs = Wp;
+            }
             const float *wc = wf + c * g->KH * g->KW;
             float b = g->bias ? g->bias[c] : 0.0f;
             for (int64_t oh = 0; oh < g->OH; oh++) {
@@ -152,15 +179,9 @@ static gcr_status dw_planes(gcr_ctx *ctx, const conv_geom *g, const float *wf)
                 for (int64_t kh = 0; kh < g->KH; kh++) {
                     int64_t ih = oh * g->sh - g->ph + kh * g->dh;
                     if (ih < 0 || ih >= g->H) continue;
-                    const float *xr = xc + ih * sH;
-                    for (int64_t kw = 0; kw < g->KW; kw++) {
-                        float wv = wc[kh * g->KW + kw];
-                        int64_t off = kw * g->dw - g->pw, lo, hi;
-                        gcr_cpu_valid_range(g->OW, g->W, g->sw, off, &lo, &hi);
-                        if (g->sw == 1 && sW == 1) gcr_cpu_axpy(hi - lo, wv, xr + lo + off, a + lo);
-                        else
-                            for (int64_t ow = lo; ow < hi; ow++) a[ow] += wv * xr[(ow * g->sw + off) * sW];
-                    }
+                    const float *xr = base + ih * rs;
+                    for (int64_t kw = 0; kw < g->KW; kw++)
+                        gcr_cpu_axpy(hi[kw] - lo[kw], wc[kh * g->KW + kw], xr + src[kw] + lo[kw], a + lo[kw]);
                 }
                 if (a != orow)
                     for (int64_t ow = 0; ow < g->OW; ow++) orow[ow * g->oW] = a[ow];
