@@ -317,7 +317,7 @@ gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *sh
     c.p.n = ndim;
     for (int i = 0; i < ndim; i++) {
         c.p.v[i] = shape[i];
-        if (__builtin_mul_overflow(bound, shape[i] > 0 ? shape[i] : 1, &bound) || bound > ((int64_t)1 << 59)) {
+        if (__builtin_mul_overflow(bound, shape[i] > 0 ? shape[i] : 1, &bound) || bound > ((int64_t)1 << 62)) {
             gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: new shape too large (dim %d is %lld) for %s", i,
                           (long long)shape[i], gcr_meta_str(&x->m, b, sizeof b));
             return NULL;

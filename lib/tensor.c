@@ -155,14 +155,24 @@ static gcr_status make_meta(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t 
     memset(m, 0, sizeof *m);
     m->dtype = dt;
     m->ndim = ndim;
-    int64_t bound = 1; /* product of max(dim, 1): strides and spans stay far from int64 overflow */
+    /* bound: product of max(dim, 1) in bytes. Capped at 1 PiB, more than any host or device
+     * holds: strides, spans and byte counts then stay clear of int64 overflow everywhere, and
+     * absurd requests fail here instead of inside the allocator (which ASan would abort on) */
+    int64_t bound = (int64_t)gcr_dtype_size(dt);
+    bool too_big = false;
     for (int i = 0; i < ndim; i++) {
         GCR_CHECK(ctx, shape[i] >= 0, GCR_ERR_SHAPE, "%s: negative dim %lld at %d", fn,
                   (long long)shape[i], i);
-        GCR_CHECK(ctx, !__builtin_mul_overflow(bound, shape[i] ? shape[i] : 1, &bound) && bound <= ((int64_t)1 << 59),
-                  GCR_ERR_OOM, "%s: %s shape too large (dim %d is %lld; 2^59 elements at most)", fn,
-                  gcr_dtype_name(dt), i, (long long)shape[i]);
+        too_big = too_big || __builtin_mul_overflow(bound, shape[i] ? shape[i] : 1, &bound) || bound > ((int64_t)1 << 50);
         m->shape[i] = shape[i];
+    }
+    if (too_big) { /* gcr_meta_str would overflow computing strides: spell the shape out */
+        char b[256];
+        size_t k = (size_t)snprintf(b, sizeof b, "%s[", gcr_dtype_name(dt));
+        for (int i = 0; i < ndim && k < sizeof b; i++)
+            k += (size_t)snprintf(b + k, sizeof b - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+        if (k < sizeof b) snprintf(b + k, sizeof b - k, "]");
+        return gcr_set_error(ctx, GCR_ERR_OOM, "%s: %s is too large (1 PiB at most)", fn, b);
     }
     gcr_meta_set_format(m, fmt);
     return GCR_OK;

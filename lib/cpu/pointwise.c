@@ -91,7 +91,7 @@ static void store_i64(void *p, gcr_dtype t, int64_t i, int64_t v)
 /* Any dtype to any: same dtype copies bits; integer/bool to integer/bool goes through int64
  * (exact); anything involving a float goes through f32, which truncates toward zero and
  * saturates for float to int (gcr_store_f32). */
-static gcr_status cast(gcr_ctx *ctx, const gcr_tensor *x, gcr_tensor *out)
+static void cast(const gcr_tensor *x, gcr_tensor *out)
 {
     gcr_dtype ti = x->m.dtype, to = out->m.dtype;
     size_t es = gcr_dtype_size(ti);
@@ -103,7 +103,7 @@ static gcr_status cast(gcr_ctx *ctx, const gcr_tensor *x, gcr_tensor *out)
         st[1][d] = x->m.strides[d];
     }
     gcr_iter it;
-    if (gcr_iter_init(&it, out->m.ndim, out->m.shape, 2, (const int64_t(*)[GCR_MAX_DIMS])st) == 0) return GCR_OK;
+    if (gcr_iter_init(&it, out->m.ndim, out->m.shape, 2, (const int64_t(*)[GCR_MAX_DIMS])st) == 0) return;
     do {
         int64_t oo = it.off[0], io = it.off[1], so = it.inner[0], si = it.inner[1];
         if (ti == to) {
@@ -114,8 +114,6 @@ static gcr_status cast(gcr_ctx *ctx, const gcr_tensor *x, gcr_tensor *out)
             for (int64_t i = 0; i < it.n; i++) gcr_store_f32(dst, to, oo + i * so, gcr_load_f32(src, ti, io + i * si));
         }
     } while (gcr_iter_next(&it));
-    (void)ctx;
-    return GCR_OK;
 }
 
 /* ---------------------------------------------------------------- math ops */
@@ -123,12 +121,15 @@ static gcr_status cast(gcr_ctx *ctx, const gcr_tensor *x, gcr_tensor *out)
 gcr_status gcr_cpu_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
 {
     GCR_ASSERT(ctx, gcr_op_table[c->op].kind == GCR_KIND_POINTWISE && c->in[0]);
-    if (c->op == GCR_OP_CAST) return cast(ctx, c->in[0], out);
+    if (c->op == GCR_OP_CAST) {
+        cast(c->in[0], out);
+        return GCR_OK;
+    }
 
     const gcr_meta *om = &out->m;
     int nd = om->ndim;
     /* operand 0 is out; operands 1..5 the inputs a..e (stride 0 everywhere when constant) */
-    int64_t st[1 + PW_IN][GCR_MAX_DIMS];
+    int64_t st[1 + PW_IN][GCR_MAX_DIMS]; /* [operand][dim] element strides over out's shape */
     const void *base[PW_IN];
     gcr_dtype dt[PW_IN];
     float cst[PW_IN]; /* value of a constant operand */
@@ -158,7 +159,7 @@ gcr_status gcr_cpu_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
 
     gcr_iter it;
     if (gcr_iter_init(&it, nd, om->shape, 1 + PW_IN, (const int64_t(*)[GCR_MAX_DIMS])st) == 0) return GCR_OK;
-    float stage[PW_IN][PW_CHUNK], ostage[PW_CHUNK];
+    float stage[PW_IN][PW_CHUNK], ostage[PW_CHUNK]; /* f32 copies of non-f32 rows, 6 KiB on the stack */
     do {
         for (int64_t j = 0; j < it.n; j += PW_CHUNK) {
             int64_t n = it.n - j < PW_CHUNK ? it.n - j : PW_CHUNK;
