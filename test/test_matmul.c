@@ -233,6 +233,32 @@ static void test_linear(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* GEMM block and register-tile edges: every M, N, K around MR 6, NR 16, KC 256 and the
+ * matrix-vector paths (M or N <= 2), with a plain and a transposed b, and K 0 (result 0) */
+static void test_gemm_edges(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    if (!ctx) return;
+    static const int64_t Ms[] = {1, 2, 3, 6, 7, 13}, Ns[] = {1, 2, 15, 16, 17, 33}, Ks[] = {0, 1, 5, 256, 257};
+    int n = 0;
+    for (size_t i = 0; i < sizeof Ms / sizeof *Ms; i++)
+        for (size_t j = 0; j < sizeof Ns / sizeof *Ns; j++)
+            for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++, n++) {
+                mm_case c = {2, 2, {Ms[i], Ks[k]}, {Ks[k], Ns[j]}};
+                run_mm(ctx, &c, GCR_F32, n % 3 == 2 ? L_PERM : L_DENSE, n % 2 ? L_PERM : L_DENSE, 900 + n);
+            }
+    /* linear with K 0 is its bias */
+    int64_t xs[2] = {3, 0}, ws[2] = {4, 0}, bs[1] = {4};
+    float hb[4] = {0.5f, -1.0f, 2.0f, 3.0f}, dummy[1] = {0}, got[12];
+    gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 2, xs, GCR_NCHW, dummy);
+    gcr_tensor *w = gcr_tensor_from_data(ctx, GCR_F32, 2, ws, GCR_NCHW, dummy);
+    gcr_tensor *b = gcr_tensor_from_data(ctx, GCR_F32, 1, bs, GCR_NCHW, hb);
+    gcr_tensor *y = gcr_linear(ctx, x, w, b);
+    if (CHECK(y != NULL, "linear K 0: %s", gcr_ctx_error(ctx)) && CHECK_OK(ctx, gcr_tensor_to_host(y, got, sizeof got)))
+        CHECK(got[0] == 0.5f && got[5] == -1.0f && got[11] == 3.0f, "linear K 0 gives the bias: %g %g %g", got[0], got[5], got[11]);
+    gcr_ctx_destroy(ctx);
+}
+
 static void test_errors(void)
 {
     gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
@@ -261,6 +287,7 @@ int main(void)
 {
     RUN(test_matmul);
     RUN(test_linear);
+    RUN(test_gemm_edges);
     RUN(test_errors);
     return h_finish();
 }
