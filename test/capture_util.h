@@ -20,6 +20,7 @@ typedef struct cu_input {
     int64_t shape[GCR_MAX_DIMS];
     int is_const; /* weights: marked constant, filled once */
     int permute;  /* pass a permuted (non-contiguous) view: dims 0 and last swapped */
+    int positive; /* values in [0.5, 2.5) (variances) */
 } cu_input;
 
 typedef int (*cu_model)(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out); /* returns #outputs */
@@ -36,7 +37,7 @@ static __attribute__((unused)) gcr_tensor *cu_make(gcr_ctx *ctx, const cu_input 
                                                    gcr_tensor **base)
 {
     int64_t n = cu_numel(d);
-    float *h = h_randn(n, -2.0f, 2.0f);
+    float *h = d->positive ? h_randn(n, 0.5f, 2.5f) : h_randn(n, -2.0f, 2.0f);
     gcr_format f = d->ndim == 4 ? fmt : GCR_NCHW;
     gcr_tensor *t;
     *base = NULL;
@@ -59,11 +60,11 @@ static __attribute__((unused)) gcr_tensor *cu_make(gcr_ctx *ctx, const cu_input 
 }
 
 /* Writes fresh data into t (whatever its layout). */
-static __attribute__((unused)) void cu_refill(gcr_tensor *t)
+static __attribute__((unused)) void cu_refill(gcr_tensor *t, int positive)
 {
     gcr_ctx *ctx = gcr_tensor_ctx(t);
     int64_t n = gcr_tensor_numel(t);
-    float *h = h_randn(n, -2.0f, 2.0f);
+    float *h = positive ? h_randn(n, 0.5f, 2.5f) : h_randn(n, -2.0f, 2.0f);
     if (gcr_tensor_dtype(t) == GCR_F32) {
         OK(ctx, gcr_tensor_from_host(t, h, (size_t)n * 4));
     } else {
@@ -102,7 +103,7 @@ static __attribute__((unused)) gcr_graph *cu_check(gcr_ctx *ctx, cu_model model,
     for (int it = 0; it <= iters; it++) {
         if (it > 0) {
             for (int i = 0; i < n_in; i++)
-                if (!ins[i].is_const) cu_refill(base[i] ? base[i] : in[i]);
+                if (!ins[i].is_const) cu_refill(base[i] ? base[i] : in[i], ins[i].positive);
             OK(ctx, gcr_graph_replay(g));
         }
         uint64_t sc = gcr_scope_begin(ctx);

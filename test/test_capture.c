@@ -109,39 +109,39 @@ static void run_model(cu_model m, const cu_input *ins, int n_in, int iters)
 
 static void test_chain(void)
 {
-    cu_input ins[] = {{4, {2, 3, 5, 7}, 0, 0}};
+    cu_input ins[] = {{4, {2, 3, 5, 7}, 0, 0, 0}};
     run_model(m_chain, ins, 1, 4);
-    cu_input ins2[] = {{3, {5, 3, 7}, 0, 1}}; /* permuted (strided) input */
+    cu_input ins2[] = {{3, {5, 3, 7}, 0, 1, 0}}; /* permuted (strided) input */
     run_model(m_chain, ins2, 1, 3);
 }
 
 static void test_dag(void)
 {
-    cu_input ins[] = {{4, {2, 6, 3, 5}, 0, 0}, {3, {6, 1, 1}, 0, 0}, {4, {1, 6, 1, 1}, 0, 0}};
+    cu_input ins[] = {{4, {2, 6, 3, 5}, 0, 0, 0}, {3, {6, 1, 1}, 0, 0, 0}, {4, {1, 6, 1, 1}, 0, 0, 0}};
     run_model(m_dag, ins, 3, 4);
 }
 
 static void test_reduce(void)
 {
-    cu_input ins[] = {{4, {3, 5, 4, 3}, 0, 0}};
+    cu_input ins[] = {{4, {3, 5, 4, 3}, 0, 0, 0}};
     run_model(m_reduce, ins, 1, 3);
 }
 
 static void test_conv(void)
 {
-    cu_input ins[] = {{4, {2, 8, 7, 5}, 0, 0}, {4, {8, 8, 3, 3}, 1, 0}, {1, {8}, 1, 0}, {4, {12, 2, 1, 1}, 1, 0}};
+    cu_input ins[] = {{4, {2, 8, 7, 5}, 0, 0, 0}, {4, {8, 8, 3, 3}, 1, 0, 0}, {1, {8}, 1, 0, 0}, {4, {12, 2, 1, 1}, 1, 0, 0}};
     run_model(m_conv, ins, 4, 3);
 }
 
 static void test_linear(void)
 {
-    cu_input ins[] = {{3, {2, 3, 5}, 0, 0}, {2, {6, 5}, 1, 0}, {1, {6}, 1, 0}, {2, {4, 6}, 0, 0}};
+    cu_input ins[] = {{3, {2, 3, 5}, 0, 0, 0}, {2, {6, 5}, 1, 0, 0}, {1, {6}, 1, 0, 0}, {2, {4, 6}, 0, 0, 0}};
     run_model(m_linear, ins, 4, 3);
 }
 
 static void test_views(void)
 {
-    cu_input ins[] = {{4, {2, 3, 4, 5}, 0, 0}};
+    cu_input ins[] = {{4, {2, 3, 4, 5}, 0, 0, 0}};
     run_model(m_views, ins, 1, 3);
 }
 

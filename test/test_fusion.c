@@ -1,0 +1,267 @@
+/* test_fusion.c — the fusion passes, by kernel counts (gcr_graph_get_stats) and by values
+ * (replay == eager with fresh data): hardswish is one kernel; conv + batch_norm + hardswish is
+ * one kernel; an intermediate that is also an output gives one kernel with two outputs; the
+ * squeeze-excite pattern; reductions, linear/matmul epilogues, horizontal fusion, cycles the
+ * fuser must refuse, and the knobs (fusion, single_node, skip_fuse, horizontal). */
+#include "capture_util.h"
+
+static gcr_ctx *ctx_knobs(int fusion, int single_node, int horizontal, const char *skip)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.fusion = fusion;
+    o.knobs.single_node = single_node;
+    o.knobs.horizontal = horizontal;
+    o.knobs.skip_fuse = skip;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) CHECK(0, "ctx");
+    return ctx;
+}
+
+static int fused_groups(const gcr_graph *g)
+{
+    gcr_graph_stats st;
+    return g && gcr_graph_get_stats(g, &st) == GCR_OK ? st.fused_groups : -1;
+}
+
+/* captures model with knobs, checks values over 3 iterations, returns the kernel count */
+static int kernels_of(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *groups)
+{
+    gcr_tensor *in[CU_MAX];
+    gcr_graph *g = cu_check(ctx, m, ins, n, dt, fmt, 3, cu_tol(dt), in);
+    int k = cu_kernels(g);
+    if (groups) *groups = fused_groups(g);
+    gcr_graph_destroy(g);
+    for (int i = 0; i < n; i++) gcr_tensor_free(in[i]);
+    return k;
+}
+
+/* ---------------------------------------------------------------- models */
+
+static int m_hswish(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_hardswish(ctx, in[0]);
+    return 1;
+}
+
+static int m_conv_bn_hswish(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params p = gcr_conv2d_default();
+    p.padding[0] = p.padding[1] = 1;
+    p.stride[0] = 2;
+    gcr_tensor *y = gcr_conv2d(ctx, in[0], in[1], NULL, &p);
+    gcr_tensor *b = gcr_batch_norm(ctx, y, in[2], in[3], in[4], in[5], 1e-3f);
+    out[0] = gcr_hardswish(ctx, b);
+    return 1;
+}
+
+static int m_two_outputs(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *a = gcr_mul_scalar(ctx, in[0], 3.0f);
+    out[0] = gcr_sigmoid(ctx, a);
+    gcr_graph_output(ctx, out[0]);
+    out[1] = gcr_mul(ctx, out[0], in[0]);
+    return 2;
+}
+
+/* squeeze-excite: x * hardsigmoid(conv(relu(conv(mean_hw(x))))) then a 1x1 conv */
+static int m_se(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int ax[2] = {2, 3};
+    gcr_tensor *x = in[0];
+    gcr_tensor *s = gcr_mean(ctx, x, ax, 2, 1);
+    gcr_tensor *h = gcr_relu(ctx, gcr_conv2d(ctx, s, in[1], in[2], NULL));
+    gcr_tensor *e = gcr_hardsigmoid(ctx, gcr_conv2d(ctx, h, in[3], in[4], NULL));
+    gcr_tensor *xs = gcr_mul(ctx, x, e);
+    out[0] = gcr_conv2d(ctx, xs, in[5], NULL, NULL);
+    return 1;
+}
+
+static int m_reduce_fuse(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int ax[2] = {2, 3};
+    gcr_tensor *a = gcr_hardswish(ctx, in[0]);
+    gcr_tensor *m = gcr_mean(ctx, a, ax, 2, 0);      /* prologue: hardswish in the load */
+    out[0] = gcr_relu(ctx, gcr_mul_scalar(ctx, m, 2.0f)); /* epilogue over [N,C] */
+    return 1;
+}
+
+static int m_linear_relu(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *y = gcr_linear(ctx, in[0], in[1], in[2]);
+    out[0] = gcr_add(ctx, gcr_relu(ctx, y), in[3]); /* activation + residual in the store */
+    return 1;
+}
+
+static int m_siblings(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_relu(ctx, in[0]);
+    out[1] = gcr_sigmoid(ctx, in[0]);
+    return 2;
+}
+
+/* exp(x) feeds both a mean and the product with that mean: fusing exp and mul would make a cycle */
+static int m_cycle(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int ax[2] = {2, 3};
+    gcr_tensor *a = gcr_exp(ctx, gcr_mul_scalar(ctx, in[0], 0.5f));
+    gcr_tensor *m = gcr_mean(ctx, a, ax, 2, 1);
+    out[0] = gcr_mul(ctx, a, m);
+    return 1;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static const cu_input in_x = {4, {2, 5, 7, 9}, 0, 0, 0};
+
+static void test_hardswish(void)
+{
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    int groups;
+    gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int t = 0; t < 3; t++)
+        for (int f = 0; f < 2; f++) {
+            CHECK(kernels_of(ctx, m_hswish, &in_x, 1, dts[t], f ? GCR_NHWC : GCR_NCHW, &groups) == 1,
+                  "hardswish is 1 kernel (%s)", gcr_dtype_name(dts[t]));
+            CHECK(groups == 1, "one fused group");
+        }
+    cu_input strided = {4, {2, 5, 7, 9}, 0, 1, 0};
+    CHECK(kernels_of(ctx, m_hswish, &strided, 1, GCR_F32, GCR_NCHW, NULL) == 1, "strided input: 1 kernel");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(0, 0, 1, NULL);
+    CHECK(kernels_of(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, &groups) == 4, "fusion=0: 4 kernels");
+    CHECK(groups == 0, "fusion=0: no groups");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(1, 0, 1, "pointwise");
+    CHECK(kernels_of(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, NULL) == 4, "skip_fuse=pointwise: 4 kernels");
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_conv_bn_hswish(void)
+{
+    cu_input ins[] = {in_x, {4, {6, 5, 3, 3}, 1, 0, 0}, {1, {6}, 1, 0, 0}, {1, {6}, 1, 0, 1}, {1, {6}, 1, 0, 0}, {1, {6}, 1, 0, 0}};
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    gcr_dtype dts[] = {GCR_F32, GCR_F16};
+    for (int t = 0; t < 2; t++)
+        for (int f = 0; f < 2; f++) {
+            int groups;
+            CHECK(kernels_of(ctx, m_conv_bn_hswish, ins, 6, dts[t], f ? GCR_NHWC : GCR_NCHW, &groups) == 1,
+                  "conv + batch_norm + hardswish is 1 kernel (%s %s)", gcr_dtype_name(dts[t]), f ? "nhwc" : "nchw");
+            CHECK(groups == 1, "one fused group");
+        }
+    gcr_ctx_destroy(ctx);
+    /* without constants the batch norm cannot fold, and is still fused into the conv's epilogue */
+    cu_input var[6];
+    memcpy(var, ins, sizeof var);
+    for (int i = 2; i < 6; i++) var[i].is_const = 0;
+    ctx = ctx_knobs(1, 0, 1, NULL);
+    CHECK(kernels_of(ctx, m_conv_bn_hswish, var, 6, GCR_F32, GCR_NCHW, NULL) == 1, "non-const BN: epilogue, 1 kernel");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(1, 0, 1, "conv");
+    CHECK(kernels_of(ctx, m_conv_bn_hswish, ins, 6, GCR_F32, GCR_NCHW, NULL) == 2, "skip_fuse=conv: conv + 1 group");
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_two_outputs(void)
+{
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    gcr_tensor *in[CU_MAX];
+    gcr_graph *g = cu_check(ctx, m_two_outputs, &in_x, 1, GCR_F32, GCR_NCHW, 3, 1e-5f, in);
+    CHECK(cu_kernels(g) == 1, "1 kernel with 2 outputs: %d", cu_kernels(g));
+    CHECK(gcr_graph_num_outputs(g) == 2, "2 outputs");
+    gcr_graph_destroy(g);
+    gcr_tensor_free(in[0]);
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_se(void)
+{
+    /* x [2,16,5,5]; squeeze 16 -> 4 -> 16; 1x1 projection 16 -> 8 */
+    cu_input ins[] = {{4, {2, 16, 5, 5}, 0, 0, 0}, {4, {4, 16, 1, 1}, 1, 0, 0}, {1, {4}, 1, 0, 0},
+                      {4, {16, 4, 1, 1}, 1, 0, 0}, {1, {16}, 1, 0, 0}, {4, {8, 16, 1, 1}, 1, 0, 0}};
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    for (int f = 0; f < 2; f++) {
+        int k = kernels_of(ctx, m_se, ins, 6, GCR_F32, f ? GCR_NHWC : GCR_NCHW, NULL);
+        /* mean (alone: its consumer is a conv), conv+relu, conv+hardsigmoid, conv with the
+         * x * s prologue: 4 kernels for 9 primitive ops */
+        CHECK(k == 4, "SE block: 4 kernels, got %d", k);
+    }
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(0, 0, 1, NULL);
+    CHECK(kernels_of(ctx, m_se, ins, 6, GCR_F32, GCR_NCHW, NULL) == 9, "SE unfused: 9 kernels");
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_reduction(void)
+{
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    for (int f = 0; f < 2; f++)
+        CHECK(kernels_of(ctx, m_reduce_fuse, &in_x, 1, GCR_F32, f ? GCR_NHWC : GCR_NCHW, NULL) == 1,
+              "hardswish -> mean -> scale -> relu: 1 kernel");
+    CHECK(kernels_of(ctx, m_cycle, &in_x, 1, GCR_F32, GCR_NCHW, NULL) == 3, "cycle refused: 3 kernels");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(1, 0, 1, "reduce");
+    CHECK(kernels_of(ctx, m_reduce_fuse, &in_x, 1, GCR_F32, GCR_NCHW, NULL) == 3, "skip_fuse=reduce: 3 kernels");
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_linear(void)
+{
+    cu_input ins[] = {{3, {2, 3, 7}, 0, 0, 0}, {2, {5, 7}, 1, 0, 0}, {1, {5}, 1, 0, 0}, {3, {2, 3, 5}, 0, 0, 0}};
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    CHECK(kernels_of(ctx, m_linear_relu, ins, 4, GCR_F32, GCR_NCHW, NULL) == 1, "linear + relu + add: 1 kernel");
+    CHECK(kernels_of(ctx, m_linear_relu, ins, 4, GCR_F16, GCR_NCHW, NULL) == 1, "f16 too");
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_horizontal_single(void)
+{
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    CHECK(kernels_of(ctx, m_siblings, &in_x, 1, GCR_F32, GCR_NCHW, NULL) == 1, "horizontal: siblings merge");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(1, 0, 0, NULL);
+    int groups;
+    CHECK(kernels_of(ctx, m_siblings, &in_x, 1, GCR_F32, GCR_NCHW, &groups) == 2, "horizontal=0: 2 kernels");
+    CHECK(groups == 0, "lone ops run eagerly");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(1, 1, 0, NULL);
+    CHECK(kernels_of(ctx, m_siblings, &in_x, 1, GCR_F32, GCR_NCHW, &groups) == 2, "single_node: 2 kernels");
+    CHECK(groups == 0, "a 1-op kernel is not a fused group");
+    gcr_ctx_destroy(ctx);
+}
+
+/* the plan shares arena bytes between intermediates whose lifetimes do not overlap */
+static void test_plan(void)
+{
+    gcr_ctx *ctx = ctx_knobs(0, 0, 1, NULL);
+    gcr_tensor *in[CU_MAX];
+    gcr_graph *g = cu_check(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, 1, 1e-5f, in);
+    gcr_graph_stats st;
+    OK(ctx, gcr_graph_get_stats(g, &st));
+    size_t one = (size_t)2 * 5 * 7 * 9 * 4;
+    CHECK(st.intermediate_bytes >= 3 * one, "3 intermediates counted: %zu", st.intermediate_bytes);
+    CHECK(st.arena_bytes < st.intermediate_bytes && st.arena_bytes >= 2 * one, "arena %zu reuses (intermediates %zu)",
+          st.arena_bytes, st.intermediate_bytes);
+    CHECK(st.ops_traced == 4 && st.variants == 1, "stats: ops %d variants %d", st.ops_traced, st.variants);
+    size_t n = gcr_graph_describe(g, NULL, 0);
+    char *s = malloc(n);
+    CHECK(gcr_graph_describe(g, s, n) == n && strstr(s, "clamp"), "describe names the ops");
+    free(s);
+    gcr_graph_destroy(g);
+    gcr_tensor_free(in[0]);
+    gcr_ctx_destroy(ctx);
+}
+
+int main(void)
+{
+    h_seed(99);
+    RUN(test_hardswish);
+    RUN(test_conv_bn_hswish);
+    RUN(test_two_outputs);
+    RUN(test_se);
+    RUN(test_reduction);
+    RUN(test_linear);
+    RUN(test_horizontal_single);
+    RUN(test_plan);
+    return h_finish();
+}
