@@ -14,12 +14,23 @@
 #define PW_CHUNK 256 /* elements staged at a time */
 
 /* o[i*so] = f(in[k][i*s[k]]) for i < n, with op a constant after inlining so the switch in
- * gcr_pw_eval folds away; the unit-stride loop is separate so the compiler can vectorise it. */
+ * gcr_pw_eval folds away. The common dense shapes (a and maybe b unit-stride, the rest
+ * constant along the row) get loops with compile-time strides, split at a multiple of 8 so
+ * that gcc's -O2 (very-cheap cost model, no epilogues) vectorises the main part. */
+#define PW_UNIT(OP, B)                                                                           \
+    do {                                                                                         \
+        const float vc = *c, vd = *d, ve = *e;                                                   \
+        int64_t m = n & ~(int64_t)7;                                                             \
+        for (int64_t i = 0; i < m; i++) o[i] = gcr_pw_eval(OP, a[i], B, vc, vd, ve, p0, p1);     \
+        for (int64_t i = m; i < n; i++) o[i] = gcr_pw_eval(OP, a[i], B, vc, vd, ve, p0, p1);     \
+    } while (0)
 #define PW_LOOP(OP)                                                                              \
     do {                                                                                         \
-        if (unit) {                                                                              \
-            for (int64_t i = 0; i < n; i++)                                                      \
-                o[i] = gcr_pw_eval(OP, a[i], b[i * sb], c[i * sc], d[i * sd], e[i * se], p0, p1); \
+        if (unit && sb == 1) {                                                                   \
+            PW_UNIT(OP, b[i]);                                                                   \
+        } else if (unit && sb == 0) {                                                            \
+            const float vb = *b;                                                                 \
+            PW_UNIT(OP, vb);                                                                     \
         } else {                                                                                 \
             for (int64_t i = 0; i < n; i++)                                                      \
                 o[i * so] = gcr_pw_eval(OP, a[i * sa], b[i * sb], c[i * sc], d[i * sd], e[i * se], p0, p1); \
@@ -31,7 +42,7 @@ static void pw_row_f32(gcr_op op, int64_t n, float *restrict o, int64_t so, cons
 {
     const float *a = in[0], *b = in[1], *c = in[2], *d = in[3], *e = in[4];
     int64_t sa = s[0], sb = s[1], sc = s[2], sd = s[3], se = s[4];
-    int unit = so == 1 && sa == 1;
+    int unit = so == 1 && sa == 1 && sc == 0 && sd == 0 && se == 0;
     switch (op) {
 #define X(E, name, arity, kind, expr) case GCR_OP_##E: PW_LOOP(GCR_OP_##E); break;
 #include "../ops.def"
