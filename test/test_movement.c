@@ -66,6 +66,10 @@ static void test_reshape(void)
     got = h_read(q);
     CHECK(memcmp(got, host, n * 4) == 0, "reshape of permuted follows logical order");
     free(got);
+    CHECK_OK(ctx, gcr_tensor_from_host(p, h2, n * 4)); /* the copy does not see later writes */
+    got = h_read(q);
+    CHECK(memcmp(got, host, n * 4) == 0, "reshape of permuted is a copy");
+    free(got);
     /* 0-d and to 0-d, and to an empty shape */
     float one = 4.5f;
     gcr_tensor *z = gcr_tensor_from_data(ctx, GCR_F32, 1, (int64_t[]){1}, GCR_NCHW, &one);
