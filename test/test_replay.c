@@ -1,0 +1,214 @@
+/* test_replay.c — guards and variants: rebinding an input pointer patches (no new variant);
+ * shape, dtype and stride changes re-specialise (retrace=1) or run eagerly (retrace=0), and
+ * never give the stale graph's result; the variant cache is LRU-capped; a frozen parameter that
+ * no longer fits fails loudly. */
+#include "capture_util.h"
+
+static gcr_ctx *mk(int retrace, int cache, int guards)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.retrace = retrace;
+    o.knobs.graph_cache = cache;
+    o.knobs.guards = guards;
+    gcr_ctx *ctx = NULL;
+    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx");
+    return ctx;
+}
+
+static gcr_tensor *model(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *b)
+{
+    gcr_tensor *h = gcr_hardswish(ctx, x);
+    int ax = 1;
+    gcr_tensor *m = gcr_mean(ctx, h, &ax, 1, 1);
+    return gcr_add(ctx, gcr_mul(ctx, h, m), b); /* b broadcasts over the last dim */
+}
+
+static gcr_tensor *rand_t(gcr_ctx *ctx, gcr_dtype dt, int nd, const int64_t *sh, gcr_format f)
+{
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= sh[i];
+    float *h = h_randn(n, -3, 3);
+    gcr_tensor *t = h_tensor(ctx, dt, nd, sh, f, h);
+    free(h);
+    return t;
+}
+
+/* compares graph output y with the eager model on (x, b) */
+static void same_as_eager(gcr_ctx *ctx, gcr_tensor *y, gcr_tensor *x, gcr_tensor *b, const char *what)
+{
+    uint64_t sc = gcr_scope_begin(ctx);
+    gcr_tensor *r = model(ctx, x, b);
+    CHECK(gcr_tensor_numel(y) == gcr_tensor_numel(r) && gcr_tensor_ndim(y) == gcr_tensor_ndim(r), "%s: shapes", what);
+    if (gcr_tensor_numel(y) == gcr_tensor_numel(r)) {
+        float *a = h_read(y), *e = h_read(r);
+        float tol = gcr_tensor_dtype(x) == GCR_F32 ? 1e-5f : 2e-2f;
+        CHECK_CLOSE(a, e, gcr_tensor_numel(r), tol, tol, what);
+        free(a);
+        free(e);
+    }
+    gcr_scope_end(ctx, sc);
+}
+
+static int variants(gcr_graph *g)
+{
+    gcr_graph_stats st;
+    gcr_graph_get_stats(g, &st);
+    return st.variants;
+}
+
+static void test_rebind_and_respecialise(void)
+{
+    gcr_ctx *ctx = mk(1, 8, 1);
+    int64_t s1[4] = {2, 3, 4, 5}, s2[4] = {3, 2, 6, 5};
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 4, s1, GCR_NCHW), *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = model(ctx, x, b);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    CHECK(gcr_graph_num_inputs(g) == 2 && gcr_graph_get_input(g, 0) == x, "inputs in first-use order");
+    same_as_eager(ctx, y, x, b, "capture pass");
+    for (int it = 0; it < 5; it++) {
+        cu_refill(x, 0);
+        OK(ctx, gcr_graph_replay(g));
+        same_as_eager(ctx, y, x, b, "fresh data");
+    }
+    /* pointer rebinding: same signature, no new variant */
+    gcr_tensor *x2 = rand_t(ctx, GCR_F32, 4, s1, GCR_NCHW);
+    OK(ctx, gcr_graph_bind_input(g, 0, x2));
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x2, b, "rebound input");
+    CHECK(variants(g) == 1, "rebinding does not re-specialise (%d)", variants(g));
+    /* new shape: a new variant with the new result; the output handle takes the new shape */
+    gcr_tensor *x3 = rand_t(ctx, GCR_F32, 4, s2, GCR_NCHW);
+    OK(ctx, gcr_graph_bind_input(g, 0, x3));
+    OK(ctx, gcr_graph_replay(g));
+    CHECK(gcr_tensor_dim(y, 0) == 3 && gcr_tensor_dim(y, 2) == 6, "output has the new shape");
+    same_as_eager(ctx, y, x3, b, "new shape");
+    CHECK(variants(g) == 2, "2 variants (%d)", variants(g));
+    /* new strides (NHWC) and new dtype (f16: b must follow) */
+    gcr_tensor *x4 = rand_t(ctx, GCR_F32, 4, s1, GCR_NHWC);
+    OK(ctx, gcr_graph_bind_input(g, 0, x4));
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x4, b, "new strides");
+    gcr_tensor *x5 = rand_t(ctx, GCR_F16, 4, s1, GCR_NCHW), *b5 = rand_t(ctx, GCR_F16, 1, (int64_t[]){5}, GCR_NCHW);
+    OK(ctx, gcr_graph_bind_input(g, 0, x5));
+    OK(ctx, gcr_graph_bind_input(g, 1, b5));
+    OK(ctx, gcr_graph_replay(g));
+    CHECK(gcr_tensor_dtype(y) == GCR_F16, "output is f16 now");
+    same_as_eager(ctx, y, x5, b5, "new dtype");
+    /* back to the first signature: a cache hit, no new build */
+    int before = variants(g);
+    OK(ctx, gcr_graph_bind_input(g, 0, x));
+    OK(ctx, gcr_graph_bind_input(g, 1, b));
+    cu_refill(x, 0);
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x, b, "first signature again");
+    CHECK(variants(g) == before, "cached variant reused (%d vs %d)", variants(g), before);
+    CHECK(gcr_graph_bind_input(g, 5, x) == GCR_ERR_INVALID, "bad input index");
+    gcr_ctx_clear_error(ctx);
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_lru(void)
+{
+    for (int cap = 2; cap <= 3; cap++) {
+        gcr_ctx *ctx = mk(1, cap, 1);
+        int64_t sh[3][4] = {{2, 3, 4, 5}, {1, 3, 4, 5}, {4, 3, 2, 5}};
+        gcr_tensor *xs[3], *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+        for (int i = 0; i < 3; i++) xs[i] = rand_t(ctx, GCR_F32, 4, sh[i], GCR_NCHW);
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_tensor *y = model(ctx, xs[0], b);
+        OK(ctx, gcr_capture_end(ctx, &g));
+        int seq[] = {1, 2, 0, 1, 2, 0};
+        for (int i = 0; i < 6; i++) {
+            OK(ctx, gcr_graph_bind_input(g, 0, xs[seq[i]]));
+            OK(ctx, gcr_graph_replay(g));
+            same_as_eager(ctx, y, xs[seq[i]], b, "LRU cycle");
+        }
+        /* cap 3 holds all three signatures: 3 builds; cap 2 evicts on every switch: 1 + 6 */
+        CHECK(variants(g) == (cap == 3 ? 3 : 7), "cap %d: %d builds", cap, variants(g));
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
+static void test_eager_fallback(void)
+{
+    gcr_ctx *ctx = mk(0, 8, 1);
+    int64_t s1[4] = {2, 3, 4, 5}, s2[4] = {1, 7, 3, 5};
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 4, s1, GCR_NCHW), *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = model(ctx, x, b);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    gcr_tensor *x2 = rand_t(ctx, GCR_F32, 4, s2, GCR_NCHW);
+    OK(ctx, gcr_graph_bind_input(g, 0, x2));
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x2, b, "retrace=0: eager result for the new shape");
+    CHECK(variants(g) == 1, "retrace=0 builds nothing new");
+    gcr_tensor *x3 = gcr_tensor_keep(gcr_permute(ctx, rand_t(ctx, GCR_F32, 4, (int64_t[]){5, 3, 4, 2}, GCR_NCHW),
+                                                 (int[]){3, 1, 2, 0}));
+    OK(ctx, gcr_graph_bind_input(g, 0, x3));
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x3, b, "retrace=0: strided input");
+    OK(ctx, gcr_graph_bind_input(g, 0, x));
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x, b, "retrace=0: back to the graph");
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
+/* a reshape frozen at capture cannot follow a new batch size: the replay fails, loudly */
+static void test_frozen_reshape(void)
+{
+    gcr_ctx *ctx = mk(1, 8, 1);
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){4, 6}, GCR_NCHW);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = gcr_reshape(ctx, gcr_relu(ctx, x), 3, (int64_t[]){4, 2, 3});
+    OK(ctx, gcr_capture_end(ctx, &g));
+    gcr_tensor *x2 = rand_t(ctx, GCR_F32, 2, (int64_t[]){5, 6}, GCR_NCHW);
+    OK(ctx, gcr_graph_bind_input(g, 0, x2));
+    gcr_status s = gcr_graph_replay(g);
+    CHECK(s == GCR_ERR_SHAPE, "frozen reshape: %s", gcr_status_name(s));
+    CHECK(strstr(gcr_ctx_error(ctx), "reshape") != NULL, "message names the op: %s", gcr_ctx_error(ctx));
+    CHECK(gcr_tensor_dim(y, 0) == 4, "the output keeps its last good result");
+    gcr_ctx_clear_error(ctx);
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
+static void test_guards_off(void)
+{
+    gcr_ctx *ctx = mk(1, 8, 0);
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
+    gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = model(ctx, x, b);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    for (int i = 0; i < 3; i++) {
+        cu_refill(x, 0);
+        OK(ctx, gcr_graph_replay(g));
+        same_as_eager(ctx, y, x, b, "guards=0, same signature");
+    }
+    gcr_graph_stats st;
+    gcr_graph_get_stats(g, &st);
+    CHECK(st.replays == 3, "3 replays counted");
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
+int main(void)
+{
+    h_seed(7);
+    RUN(test_rebind_and_respecialise);
+    RUN(test_lru);
+    RUN(test_eager_fallback);
+    RUN(test_frozen_reshape);
+    RUN(test_guards_off);
+    return h_finish();
+}
