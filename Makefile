@@ -50,6 +50,11 @@ SHARED := $(BUILD)/lib/libgcr.so
 SAMPLES := $(patsubst samples/%.c,$(BUILD)/bin/%,$(wildcard samples/*.c))
 TESTS := $(patsubst test/%.c,$(BUILD)/test/%,$(wildcard test/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+ifneq ($(CUDA),1)
+  # tests and benches that reach into the CUDA backend exist only in CUDA builds
+  TESTS := $(filter-out $(BUILD)/test/test_cuda_% $(BUILD)/test/test_nvrtc $(BUILD)/test/test_codegen,$(TESTS))
+  BENCHES :=
+endif
 # tests and samples link the static library so they run from the tree without LD_LIBRARY_PATH
 LINK_GCR := $(STATIC) $(LDFLAGS) $(LIBS)
 
@@ -98,7 +103,7 @@ run: $(BUILD)/bin/mobilenet_v3
 	$(BUILD)/bin/mobilenet_v3 $(ARGS)
 
 test: $(TESTS) $(SHARED) $(SAMPLES)
-	@BUILD=$(BUILD) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) SAN=$(SAN) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
 
 bench: $(BENCHES)
 

@@ -4,7 +4,8 @@
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $1"; echo "0 passed, 1 failed"; exit 1; }
-make -s install PREFIX="$dir/usr" BUILD="${BUILD:-build}" >/dev/null 2>&1 || fail "make install"
+b=${BUILD:-build}; [ "${SAN:-0}" = 1 ] && b=${b%-san}  # the Makefile appends -san itself
+make -s install PREFIX="$dir/usr" BUILD="$b" CUDA="${CUDA:-}" SAN="${SAN:-0}" >/dev/null 2>&1 || fail "make install"
 for f in include/gcr.h lib/libgcr.a lib/libgcr.so lib/libgcr.so.0 lib/pkgconfig/gcr.pc; do
   [ -e "$dir/usr/$f" ] || fail "missing $f"
 done
