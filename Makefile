@@ -38,7 +38,7 @@ ifeq ($(CUDA),1)
   KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh))
   GEN_SRC := $(BUILD)/gen/embedded_kernels.c
 else
-  SRC := $(filter-out lib/cuda/%,$(SRC))
+  SRC := $(filter-out lib/cuda/% replay/cuda_%.c,$(SRC))
   GEN_SRC :=
 endif
 
