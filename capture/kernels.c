@@ -289,7 +289,19 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
             for (int j = 0; j < ndeps[pick]; j++) indeg[deps[pick][j]]--;
         }
         free(done);
-        if (tail != nk) s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
+        if (tail != nk) {
+            if (ir->ctx->knobs.log >= 2) {
+                size_t len = gcr_ir_describe(ir, NULL, 0);
+                char *txt = malloc(len);
+                if (txt) {
+                    gcr_ir_describe(ir, txt, len);
+                    gcr_info(ir->ctx, "fuse: cyclic grouping of\n%s", txt);
+                    for (int i = 0; i < n; i++) gcr_info(ir->ctx, "  n%d in group %d", i, gcr_group_find(ir, i));
+                    free(txt);
+                }
+            }
+            s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
+        }
     }
     (void)head;
     for (int k = 0; k < nk; k++) free(deps[k]);

@@ -74,50 +74,62 @@ static bool group_space_is(gcr_ir *ir, int root, const gcr_meta *shape)
     return true;
 }
 
-/* Would groups ra and rb merged form a cycle, i.e. does a path leave the union and come back?
- * Node ids are a topological order, so the search stops past the union's last node. */
+/* Would groups ra and rb merged form a cycle: does a path leave the union and come back? Other
+ * groups count as contracted (one kernel each), so reaching any member of a group reaches all of
+ * it. Node ids are a topological order, so nothing past the union's last node can lead back. */
 static bool would_cycle(gcr_ir *ir, int ra, int rb)
 {
     int n = ir->n_nodes, last = 0;
-    char *in_u = calloc((size_t)n, 1), *seen = calloc((size_t)n, 1);
-    int *stack = malloc(sizeof(int) * (size_t)(n + 1));
+    int *root = malloc(sizeof(int) * (size_t)(n + 1)), *start = calloc((size_t)n + 2, sizeof(int));
+    int *mem = malloc(sizeof(int) * (size_t)(n + 1)), *stack = malloc(sizeof(int) * (size_t)(n + 1));
+    char *seen = calloc((size_t)n + 1, 1); /* per group root */
     bool cyc = true; /* OOM: refuse the merge */
-    if (!in_u || !seen || !stack) goto out;
+    if (!root || !start || !mem || !stack || !seen) goto out;
     for (int i = 0; i < n; i++) {
-        int r = ir->nodes[i].dead ? -1 : gcr_group_find(ir, i);
-        if (r == ra || r == rb) {
-            in_u[i] = 1;
-            last = i;
-        }
+        root[i] = ir->nodes[i].dead ? -1 : gcr_group_find(ir, i);
+        if (root[i] == rb) root[i] = ra; /* the union is one group */
+        if (root[i] == ra) last = i;
+        if (root[i] >= 0) start[root[i] + 1]++;
+    }
+    for (int i = 0; i < n; i++) start[i + 1] += start[i];
+    {
+        int *fill = calloc((size_t)n + 1, sizeof(int));
+        if (!fill) goto out;
+        for (int i = 0; i < n; i++)
+            if (root[i] >= 0) mem[start[root[i]] + fill[root[i]]++] = i;
+        free(fill);
     }
     int sp = 0;
     cyc = false;
-    for (int i = 0; i < n && !cyc; i++) {
-        if (!in_u[i]) continue;
-        int nc;
-        const int *cons = gcr_ir_consumers(ir, ir->nodes[i].out, &nc);
-        for (int j = 0; j < nc; j++)
-            if (!in_u[cons[j]] && !seen[cons[j]] && cons[j] < last) {
-                seen[cons[j]] = 1;
-                stack[sp++] = cons[j];
-            }
-        while (sp > 0 && !cyc) {
-            int x = stack[--sp];
-            const int *cx = gcr_ir_consumers(ir, ir->nodes[x].out, &nc);
+    seen[ra] = 1;
+    stack[sp++] = ra;
+    while (sp > 0 && !cyc) {
+        int g = stack[--sp];
+        for (int m = start[g]; m < start[g + 1] && !cyc; m++) {
+            int x = mem[m];
+            if (x >= last) continue;
+            int nc;
+            const int *cons = gcr_ir_consumers(ir, ir->nodes[x].out, &nc);
             for (int j = 0; j < nc; j++) {
-                int y = cx[j];
-                if (in_u[y]) { cyc = true; break; }
-                if (!seen[y] && y < last) {
-                    seen[y] = 1;
-                    stack[sp++] = y;
+                int y = cons[j], gy = root[y];
+                if (gy < 0 || gy == g) continue;
+                if (gy == ra) { /* back into the union from outside */
+                    if (g != ra) { cyc = true; break; }
+                    continue;
+                }
+                if (!seen[gy] && y < last) {
+                    seen[gy] = 1;
+                    stack[sp++] = gy;
                 }
             }
         }
     }
 out:
-    free(in_u);
-    free(seen);
+    free(root);
+    free(start);
+    free(mem);
     free(stack);
+    free(seen);
     return cyc;
 }
 
