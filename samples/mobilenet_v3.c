@@ -224,8 +224,9 @@ static gcr_tensor *step(gcr_ctx *ctx, mnv3_model *m, gcr_tensor *x, int mode, ui
 
 static void run_mode(gcr_ctx *ctx, mnv3_model *m, gcr_tensor *x, int mode, const options *o, result *r)
 {
+    /* the modes differ only in these two knobs; a GCR_FUSION set by the user (to debug) wins */
     gcr_knobs k = gcr_ctx_opts_default().knobs;
-    k.fusion = mode != MODE_EAGER;
+    if (!getenv("GCR_FUSION")) k.fusion = mode != MODE_EAGER;
     k.graphs = mode == MODE_GRAPH;
     if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) die(ctx, "setting knobs");
     int64_t nout = (int64_t)o->batch * m->classes;
