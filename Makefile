@@ -98,6 +98,9 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LINK_GCR)
 
+# the MobileNet-v3 model code is a header shared by the sample and its parity test
+$(BUILD)/bin/mobilenet_v3 $(BUILD)/test/test_mobilenet: samples/model.h
+
 # the main job: MobileNet-v3 on the default device (GPU if present, else CPU)
 run: $(BUILD)/bin/mobilenet_v3
 	$(BUILD)/bin/mobilenet_v3 $(ARGS)
