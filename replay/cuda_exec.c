@@ -1,0 +1,341 @@
+/* cuda_exec.c — the CUDA executor: a variant's launch list as generated kernels in one CUDA Graph.
+ *
+ * build: codegen writes every fused kernel (capture/codegen_cuda.c); the pointwise and reduction
+ * kernels of the variant go into ONE NVRTC program (one compile for all of them), anchored
+ * kernels (conv/linear/matmul/pool with hooks) into the template's program with their hooks; all
+ * are compiled here, through the runtime's module cache (memory and disk), so a group that does
+ * not compile is reported (GCR_ERR_COMPILE, *failed_kernel) and the graph runs it unfused.
+ * run: the first run launches plainly (loads every eager module outside any capture; with
+ * knobs.profile it times each kernel with events). With knobs.graphs the launch sequence is then
+ * captured once into a CUDA Graph and replayed with cudaGraphLaunch; when data pointers change
+ * (an input rebound) the sequence is captured again, with no re-trace and no recompile, and the
+ * instantiated graph patched by cudaGraphExecUpdate (re-instantiated if the update is refused).
+ * The hot path is one pointer comparison and cudaGraphLaunch: no device query, no allocation. */
+#include "graph.h"
+
+#ifdef GCR_HAVE_CUDA
+#include "../capture/codegen.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* lib/cuda calls its compiled functions gcr_kernel too (see the brief on the rename) */
+#define gcr_kernel gcr_cuda_fn
+#include "../lib/cuda/dense.h"
+#undef gcr_kernel
+
+typedef enum { L_EAGER, L_OWN, L_HOOKED } ltype;
+
+/* one launch of the list */
+typedef struct launch {
+    ltype type;
+    gcr_cg_kernel cg;
+    gcr_cuda_fn *fn;        /* OWN */
+    unsigned grid, block;   /* OWN */
+    void *pv[64];           /* parameter values (data pointers), refreshed from v->ptr */
+    void *args[64];         /* &pv[i] (OWN), the hooks' extras (HOOKED) */
+    gcr_tensor *out;        /* HOOKED: shell with the anchor result's meta, data of cg.out_value */
+} launch;
+
+typedef struct cuda_state {
+    int n;
+    launch *l;
+    char *program;          /* the OWN kernels' text */
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    void **cap_ptr;         /* v->ptr when the graph was captured, [n_values] */
+    int runs;
+} cuda_state;
+
+static const char *anchor_file(gcr_op op) { return gcr_op_table[op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh"; }
+
+static void dump_source(gcr_graph *g, gcr_variant *v, const cuda_state *st)
+{
+    gcr_ctx *ctx = g->ctx;
+    const char *d = ctx->knobs.dump;
+    if (!d || !ctx->knobs.dump_dir || !(strstr(d, "source") || !strcmp(d, "all"))) return;
+    mkdir(ctx->knobs.dump_dir, 0777);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/cuda_%016llx.cu", ctx->knobs.dump_dir, (unsigned long long)v->key);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        gcr_info(ctx, "dump: cannot write %s", path);
+        return;
+    }
+    fputs(st->program ? st->program : "", f);
+    for (int i = 0; i < st->n; i++)
+        if (st->l[i].type == L_HOOKED)
+            fprintf(f, "\n/* ---- %s: program text of the %s template with these hooks ---- */\n%s",
+                    st->l[i].cg.fn, anchor_file(v->ir->nodes[v->ir->kernels[i].node].op), st->l[i].cg.src);
+    fclose(f);
+    gcr_info(ctx, "dump: wrote %s", path);
+}
+
+/* dtype the anchor's template is instantiated for (its input's) */
+static gcr_dtype anchor_dtype(const gcr_ir *ir, const gcr_kernel *K) { return ir->values[ir->nodes[K->node].in[0]].m.dtype; }
+
+static gcr_status compile_hooked(gcr_ctx *ctx, const gcr_ir *ir, int k, launch *L)
+{
+    const gcr_kernel *K = &ir->kernels[k];
+    gcr_cuda_hooks h = {L->cg.src, NULL, 0};
+    char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[K->node].op), anchor_dtype(ir, K), &h);
+    GCR_CHECK(ctx, src, GCR_ERR_OOM, "replay: out of host memory");
+    /* no names: the launcher fetches its kernel from the cached module at the first launch */
+    gcr_status s = gcr_cuda_program(ctx, src, NULL, 0, NULL);
+    free(src);
+    return s;
+}
+
+static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
+{
+    gcr_ctx *ctx = g->ctx;
+    gcr_ir *ir = v->ir;
+    cuda_state *st = calloc(1, sizeof *st);
+    GCR_CHECK(ctx, st, GCR_ERR_OOM, "replay: out of host memory");
+    v->ex_state = st;
+    st->n = ir->n_kernels;
+    st->l = calloc((size_t)(st->n ? st->n : 1), sizeof *st->l);
+    st->cap_ptr = calloc((size_t)ir->n_values + 1, sizeof *st->cap_ptr);
+    GCR_CHECK(ctx, st->l && st->cap_ptr, GCR_ERR_OOM, "replay: out of host memory");
+    /* codegen */
+    int n_own = 0;
+    for (int k = 0; k < st->n; k++) {
+        launch *L = &st->l[k];
+        const gcr_kernel *K = &ir->kernels[k];
+        if (K->type == GCR_K_EAGER) {
+            L->type = L_EAGER;
+            continue;
+        }
+        gcr_status s = gcr_codegen_kernel(ir, k, &L->cg);
+        if (s == GCR_ERR_COMPILE) {
+            *failed_kernel = k;
+            return gcr_set_error(ctx, s, "codegen: %s", L->cg.why);
+        }
+        GCR_CHECK(ctx, s == GCR_OK, s, "codegen: out of host memory writing %s", K->name);
+        L->type = L->cg.type == GCR_CG_OWN ? L_OWN : L_HOOKED;
+        n_own += L->type == L_OWN;
+    }
+    /* one program for every generated kernel of the variant */
+    gcr_cg_kernel *cgs = calloc((size_t)st->n + 1, sizeof *cgs);
+    const char **names = calloc((size_t)n_own + 1, sizeof *names);
+    gcr_cuda_fn **fns = calloc((size_t)n_own + 1, sizeof *fns);
+    if (!cgs || !names || !fns) {
+        free(cgs); free(names); free(fns);
+        return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+    }
+    int j = 0;
+    for (int k = 0; k < st->n; k++) {
+        cgs[k] = st->l[k].cg;
+        if (st->l[k].type == L_OWN) names[j++] = st->l[k].cg.fn;
+    }
+    st->program = gcr_codegen_program(cgs, st->n);
+    gcr_status s = st->program ? GCR_OK : gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+    dump_source(g, v, st);
+    if (s == GCR_OK && n_own) {
+        s = gcr_cuda_program(ctx, st->program, names, n_own, fns);
+        if (s == GCR_ERR_COMPILE) {
+            /* find the culprit: each generated kernel in a program of its own */
+            gcr_status saved = s;
+            char msg[2048];
+            snprintf(msg, sizeof msg, "%s", ctx->err);
+            for (int k = 0; k < st->n && *failed_kernel < 0; k++) {
+                if (st->l[k].type != L_OWN) continue;
+                char *one = gcr_codegen_program(&cgs[k], 1);
+                if (!one) break;
+                gcr_ctx_clear_error(ctx);
+                if (gcr_cuda_program(ctx, one, NULL, 0, NULL) == GCR_ERR_COMPILE) *failed_kernel = k;
+                free(one);
+            }
+            gcr_ctx_clear_error(ctx);
+            gcr_set_error(ctx, saved, "%s", msg);
+        }
+        for (int k = 0, i = 0; s == GCR_OK && k < st->n; k++)
+            if (st->l[k].type == L_OWN) st->l[k].fn = fns[i++];
+    }
+    free(cgs);
+    free(names);
+    free(fns);
+    GCR_TRY(s);
+    /* anchored kernels: their template with hooks, compiled now so a failure splits the group */
+    for (int k = 0; k < st->n; k++) {
+        launch *L = &st->l[k];
+        if (L->type != L_HOOKED) continue;
+        s = compile_hooked(ctx, ir, k, L);
+        if (s == GCR_ERR_COMPILE) *failed_kernel = k;
+        GCR_TRY(s);
+        const gcr_value *acc = &ir->values[ir->kernels[k].acc_value];
+        L->out = gcr_tensor_shell(ctx, &acc->m);
+        GCR_CHECK(ctx, L->out, GCR_ERR_OOM, "replay: out of host memory");
+        GCR_TRY(gcr_tensor_bind(L->out, v->ptr[L->cg.out_value], acc->bytes));
+        for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
+    }
+    /* launch shapes */
+    int sms = gcr_cuda_sm_count(ctx);
+    for (int k = 0; k < st->n; k++) {
+        launch *L = &st->l[k];
+        if (L->type != L_OWN) continue;
+        L->block = L->cg.block;
+        if (L->cg.rows > 0) {
+            int64_t cap = (int64_t)sms * 32;
+            L->grid = (unsigned)(L->cg.rows < cap ? L->cg.rows : cap);
+        } else {
+            L->grid = gcr_cuda_grid(ctx, L->cg.threads, L->block);
+        }
+        for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
+    }
+    return GCR_OK;
+}
+
+static gcr_status run_hooked(gcr_graph *g, gcr_variant *v, int k, launch *L)
+{
+    gcr_ctx *ctx = g->ctx;
+    const gcr_ir *ir = v->ir;
+    const gcr_node *A = &ir->nodes[ir->kernels[k].node];
+    gcr_call c;
+    memset(&c, 0, sizeof c);
+    c.op = A->op;
+    c.p = A->p;
+    c.n_in = A->n_in;
+    for (int j = 0; j < A->n_in; j++) {
+        int x = j == 0 && L->cg.x_value >= 0 ? L->cg.x_value : A->in[j];
+        if (x < 0) continue;
+        c.in[j] = gcr_variant_bound(v, x);
+        if (!c.in[j]) return ctx->status ? ctx->status : GCR_ERR_OOM;
+    }
+    L->out->st->data = v->ptr[L->cg.out_value];
+    for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
+    gcr_cuda_hooks h = {L->cg.src, L->args, L->cg.n_params};
+    switch (gcr_op_table[A->op].kind) {
+    case GCR_KIND_CONV: return gcr_cuda_conv2d_hooked(ctx, &c, L->out, &h);
+    case GCR_KIND_MATMUL: return gcr_cuda_matmul_hooked(ctx, &c, L->out, &h);
+    default: return gcr_cuda_pool_hooked(ctx, &c, L->out, &h);
+    }
+}
+
+static gcr_status launch_one(gcr_graph *g, gcr_variant *v, int k)
+{
+    cuda_state *st = v->ex_state;
+    launch *L = &st->l[k];
+    switch (L->type) {
+    case L_EAGER: return gcr_variant_run_node(g, v, v->ir->kernels[k].node);
+    case L_HOOKED: return run_hooked(g, v, k, L);
+    case L_OWN:
+        for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
+        return gcr_cuda_launch(g->ctx, L->fn, L->grid, 1, 1, L->block, 1, 1, 0, L->args);
+    }
+    return GCR_ERR_INTERNAL;
+}
+
+static gcr_status launch_all(gcr_graph *g, gcr_variant *v)
+{
+    cuda_state *st = v->ex_state;
+    for (int k = 0; k < st->n; k++) GCR_TRY(launch_one(g, v, k));
+    return GCR_OK;
+}
+
+/* Plain launches, each between two events; the timings become profile events. */
+static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
+{
+    gcr_ctx *ctx = g->ctx;
+    cuda_state *st = v->ex_state;
+    cudaStream_t s = gcr_cuda_stream(ctx);
+    cudaEvent_t *ev = malloc(sizeof *ev * (size_t)(st->n + 1));
+    GCR_CHECK(ctx, ev, GCR_ERR_OOM, "profile: out of host memory");
+    int made = 0;
+    gcr_status rs = GCR_OK;
+    for (; made <= st->n; made++)
+        if (cudaEventCreate(&ev[made]) != cudaSuccess) break;
+    if (made <= st->n) rs = gcr_cuda_error(ctx, cudaGetLastError(), "profile: cudaEventCreate");
+    double t0 = gcr_prof_now_us();
+    if (rs == GCR_OK) {
+        cudaEventRecord(ev[0], s);
+        for (int k = 0; k < st->n && rs == GCR_OK; k++) {
+            rs = launch_one(g, v, k);
+            cudaEventRecord(ev[k + 1], s);
+        }
+    }
+    if (rs == GCR_OK) rs = gcr_cuda_error(ctx, cudaEventSynchronize(ev[st->n]), "profile: cudaEventSynchronize");
+    double ts = t0;
+    for (int k = 0; k < st->n && rs == GCR_OK; k++) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, ev[k], ev[k + 1]);
+        gcr_prof_add(g, v->ir->kernels[k].name, ts, 1e3 * ms);
+        ts += 1e3 * ms;
+    }
+    for (int i = 0; i < made; i++) cudaEventDestroy(ev[i]);
+    free(ev);
+    return rs;
+}
+
+/* Captures the launch sequence with the current pointers; patches or instantiates the exec. */
+static gcr_status capture(gcr_graph *g, gcr_variant *v)
+{
+    gcr_ctx *ctx = g->ctx;
+    cuda_state *st = v->ex_state;
+    cudaStream_t s = gcr_cuda_stream(ctx);
+    /* relaxed: the eager launchers may touch the allocator or module cache (never a sync) */
+    GCR_TRY(gcr_cuda_error(ctx, cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "replay: cudaStreamBeginCapture"));
+    gcr_status ls = launch_all(g, v);
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaStreamEndCapture(s, &graph);
+    if (ls != GCR_OK) {
+        if (graph) cudaGraphDestroy(graph);
+        return ls;
+    }
+    GCR_TRY(gcr_cuda_error(ctx, e, "replay: cudaStreamEndCapture"));
+    if (st->exec) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(st->exec, graph, &info) != cudaSuccess) {
+            (void)cudaGetLastError(); /* the update is allowed to fail: instantiate afresh */
+            gcr_info(ctx, "replay: cudaGraphExecUpdate refused (%d); re-instantiating", (int)info.result);
+            cudaGraphExecDestroy(st->exec);
+            st->exec = NULL;
+        }
+    }
+    if (!st->exec) {
+        e = cudaGraphInstantiate(&st->exec, graph, 0);
+        if (e != cudaSuccess) {
+            st->exec = NULL;
+            cudaGraphDestroy(graph);
+            return gcr_cuda_error(ctx, e, "replay: cudaGraphInstantiate");
+        }
+    }
+    if (st->graph) cudaGraphDestroy(st->graph);
+    st->graph = graph;
+    memcpy(st->cap_ptr, v->ptr, sizeof *v->ptr * (size_t)v->ir->n_values);
+    return GCR_OK;
+}
+
+static gcr_status cuda_run(gcr_graph *g, gcr_variant *v)
+{
+    gcr_ctx *ctx = g->ctx;
+    cuda_state *st = v->ex_state;
+    /* the first run launches plainly: every module gets loaded outside a capture */
+    if (st->runs++ == 0) return ctx->knobs.profile ? run_profiled(g, v) : launch_all(g, v);
+    if (!ctx->knobs.graphs) return launch_all(g, v);
+    if (!st->exec || memcmp(st->cap_ptr, v->ptr, sizeof *v->ptr * (size_t)v->ir->n_values)) GCR_TRY(capture(g, v));
+    return gcr_cuda_error(ctx, cudaGraphLaunch(st->exec, gcr_cuda_stream(ctx)), "replay: cudaGraphLaunch");
+}
+
+static void cuda_destroy(gcr_graph *g, gcr_variant *v)
+{
+    cuda_state *st = v->ex_state;
+    if (!st) return;
+    if (st->exec) cudaGraphExecDestroy(st->exec);
+    if (st->graph) cudaGraphDestroy(st->graph);
+    for (int k = 0; k < st->n && st->l; k++) {
+        gcr_cg_kernel_free(&st->l[k].cg);
+        if (st->l[k].out) gcr_tensor_destroy(st->l[k].out);
+    }
+    free(st->l);
+    free(st->program);
+    free(st->cap_ptr);
+    free(st);
+    v->ex_state = NULL;
+    (void)g;
+}
+
+static const gcr_executor cuda_executor = {"cuda", cuda_build, cuda_run, cuda_destroy};
+const gcr_executor *gcr_cuda_executor = &cuda_executor;
+
+#endif /* GCR_HAVE_CUDA */

@@ -1,0 +1,132 @@
+/* fused_models.h — small op graphs that exercise every shape of generated kernel (pointwise chains
+ * with flat/vector and strided paths, broadcasts, several outputs, conv/linear epilogues and
+ * prologues, reductions with fused producers and consumers), shared by test_codegen (CUDA text
+ * compiled with NVRTC, no GPU) and test_cuda_replay (replay on a GPU against eager and the CPU).
+ * Sizes are odd on purpose; weights are constant inputs. */
+#ifndef GCR_TEST_FUSED_MODELS_H
+#define GCR_TEST_FUSED_MODELS_H
+
+#include "capture_util.h"
+
+static gcr_conv2d_params fm_conv(int pad, int stride)
+{
+    gcr_conv2d_params p = gcr_conv2d_default();
+    p.padding[0] = p.padding[1] = pad;
+    p.stride[0] = p.stride[1] = stride;
+    return p;
+}
+
+static int fm_hswish(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_hardswish(ctx, in[0]);
+    return 1;
+}
+
+static int fm_conv_bn_hswish(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params p = fm_conv(1, 1);
+    gcr_tensor *y = gcr_conv2d(ctx, in[0], in[1], NULL, &p);
+    gcr_tensor *b = gcr_batch_norm(ctx, y, in[2], in[3], in[4], in[5], 1e-3f);
+    out[0] = gcr_hardswish(ctx, b);
+    return 1;
+}
+
+/* an intermediate that is also an output: one kernel, two stores */
+static int fm_two_outputs(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *a = gcr_mul_scalar(ctx, in[0], 3.0f);
+    gcr_graph_output(ctx, a);
+    out[0] = a;
+    out[1] = gcr_sigmoid(ctx, gcr_add_scalar(ctx, a, -0.5f));
+    return 2;
+}
+
+/* [C] per-channel (dim 1) and [W] per-column broadcasts */
+static int fm_bcast(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int64_t c = gcr_tensor_dim(in[1], 0);
+    int64_t sh[4] = {1, c, 1, 1};
+    gcr_tensor *bias = gcr_reshape(ctx, in[1], 4, sh);
+    gcr_tensor *y = gcr_mul(ctx, gcr_add(ctx, in[0], bias), in[2]);
+    out[0] = gcr_tanh(ctx, y);
+    return 1;
+}
+
+/* mean over H,W of an activation, scaled: producer in the load, consumer in the store */
+static int fm_mean_hw(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int axes[2] = {2, 3};
+    gcr_tensor *m = gcr_mean(ctx, gcr_relu(ctx, in[0]), axes, 2, 1);
+    out[0] = gcr_add_scalar(ctx, gcr_mul_scalar(ctx, m, 2.0f), 0.25f);
+    return 1;
+}
+
+/* max over the last dim, then a consumer (rows) */
+static int fm_max_rows(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int axes[1] = {1};
+    gcr_tensor *m = gcr_max(ctx, gcr_abs(ctx, in[0]), axes, 1, 0);
+    out[0] = gcr_sqrt(ctx, m);
+    return 1;
+}
+
+/* squeeze-excite: mean -> conv -> relu -> conv -> hardsigmoid -> mul -> 1x1 conv */
+static int fm_se(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params p = fm_conv(0, 1);
+    int axes[2] = {2, 3};
+    gcr_tensor *s = gcr_mean(ctx, in[0], axes, 2, 1);
+    s = gcr_relu(ctx, gcr_conv2d(ctx, s, in[1], in[2], &p));
+    s = gcr_hardsigmoid(ctx, gcr_conv2d(ctx, s, in[3], in[4], &p));
+    out[0] = gcr_conv2d(ctx, gcr_mul(ctx, in[0], s), in[5], NULL, &p);
+    return 1;
+}
+
+static int fm_linear_relu(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_relu(ctx, gcr_linear(ctx, in[0], in[1], in[2]));
+    return 1;
+}
+
+/* residual add in the conv's store: the extra input is indexed by the output's coordinates */
+static int fm_residual(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params p = fm_conv(0, 1);
+    gcr_tensor *y = gcr_conv2d(ctx, in[0], in[1], in[2], &p);
+    out[0] = gcr_relu6(ctx, gcr_add(ctx, y, in[3]));
+    return 1;
+}
+
+/* a permuted (non-contiguous) input: the strided path */
+static int fm_strided(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_mul_scalar(ctx, gcr_exp(ctx, gcr_neg(ctx, in[0])), 1.5f);
+    return 1;
+}
+
+typedef struct fm_case {
+    const char *name;
+    cu_model fn;
+    int n_in;
+    cu_input in[CU_MAX];
+    int kernels; /* expected launches after fusion, 0: not asserted */
+} fm_case;
+
+static const fm_case fm_cases[] = {
+    {"hswish", fm_hswish, 1, {{4, {2, 3, 5, 7}, 0, 0, 0}}, 1},
+    {"conv_bn_hswish", fm_conv_bn_hswish, 6,
+     {{4, {2, 4, 9, 9}, 0, 0, 0}, {4, {8, 4, 3, 3}, 1, 0, 0}, {1, {8}, 1, 0, 0}, {1, {8}, 1, 0, 1}, {1, {8}, 1, 0, 0}, {1, {8}, 1, 0, 0}}, 1},
+    {"two_outputs", fm_two_outputs, 1, {{4, {3, 5, 4, 9}, 0, 0, 0}}, 1},
+    {"bcast", fm_bcast, 3, {{4, {2, 6, 5, 8}, 0, 0, 0}, {1, {6}, 0, 0, 0}, {1, {8}, 0, 0, 0}}, 1},
+    {"mean_hw", fm_mean_hw, 1, {{4, {2, 5, 9, 11}, 0, 0, 0}}, 1},
+    {"max_rows", fm_max_rows, 1, {{2, {37, 300}, 0, 0, 0}}, 1},
+    {"se", fm_se, 6,
+     {{4, {2, 16, 7, 7}, 0, 0, 0}, {4, {4, 16, 1, 1}, 1, 0, 0}, {1, {4}, 1, 0, 0}, {4, {16, 4, 1, 1}, 1, 0, 0}, {1, {16}, 1, 0, 0}, {4, {8, 16, 1, 1}, 1, 0, 0}},
+     0},
+    {"linear_relu", fm_linear_relu, 3, {{2, {5, 12}, 0, 0, 0}, {2, {7, 12}, 1, 0, 0}, {1, {7}, 1, 0, 0}}, 1},
+    {"residual", fm_residual, 4, {{4, {2, 8, 5, 5}, 0, 0, 0}, {4, {12, 8, 1, 1}, 1, 0, 0}, {1, {12}, 1, 0, 0}, {4, {2, 12, 5, 5}, 0, 0, 0}}, 1},
+    {"strided", fm_strided, 1, {{3, {5, 7, 9}, 0, 1, 0}}, 1},
+};
+#define FM_N_CASES ((int)(sizeof fm_cases / sizeof fm_cases[0]))
+
+#endif
