@@ -66,6 +66,7 @@ int main(void)
     printf("%-28s %-4s %10s %10s %10s\n", "op", "dt", "us", "GB/s", "of copy");
     printf("%-28s %-4s %10.1f %10.1f %9.0f%%\n", "cudaMemcpy D2D", "f32", ms * 1e3, copy_gbs, 100.0);
     const char *hs = "a * fminf(fmaxf(a + 3.0f, 0.0f), 6.0f) / 6.0f";
+    const char *hs_mul = "a * fminf(fmaxf(a + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f)";
     for (int f = 0; f < 2; f++) {
         gcr_dtype dt = f ? GCR_F16 : GCR_F32;
         const char *dn = f ? "f16" : "f32";
@@ -80,6 +81,10 @@ int main(void)
         row("hardswish, 4 eager ops", dn, 2.0 * n * es, ms, copy_gbs);
         TIMED(ctx, gcr_cuda_pointwise_expr(ctx, hs, 1, &x, out, NULL));
         row("hardswish, one kernel", dn, 2.0 * n * es, ms, copy_gbs);
+        /* diagnostic: the same with the IEEE division by 6 replaced by a multiply, to show what
+         * the division costs where the kernel is no longer memory-bound */
+        TIMED(ctx, gcr_cuda_pointwise_expr(ctx, hs_mul, 1, &x, out, NULL));
+        row("  same, * (1/6) not / 6", dn, 2.0 * n * es, ms, copy_gbs);
         gcr_tensor_free(out);
         if (f) gcr_tensor_free(x), gcr_tensor_free(y);
     }

@@ -101,6 +101,27 @@ template <int T> __device__ __forceinline__ void gcr_st_i64(void *p, long long i
     else ((unsigned char *)p)[i] = v != 0;
 }
 
+/* N results into storage: f16/bf16 pairs convert with one packed instruction on sm_80+ (same
+ * round-to-nearest-even as the scalar path), which halves the conversion work of 16-bit stores */
+template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename gcr_ty<T>::t *o, const float *x)
+{
+#if __CUDA_ARCH__ >= 800
+    if constexpr ((T == GCR_DT_F16 || T == GCR_DT_BF16) && N % 2 == 0) {
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            unsigned u;
+            if constexpr (T == GCR_DT_F16) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(x[j + 1]), "f"(x[j]));
+            else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(x[j + 1]), "f"(x[j]));
+            o[j] = (unsigned short)(u & 0xffffu);
+            o[j + 1] = (unsigned short)(u >> 16);
+        }
+        return;
+    }
+#endif
+#pragma unroll
+    for (int j = 0; j < N; j++) o[j] = gcr_from_f32<T>(x[j]);
+}
+
 __device__ __forceinline__ long long gcr_tid() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ long long gcr_nthreads() { return (long long)gridDim.x * blockDim.x; }
 

@@ -138,10 +138,11 @@ extern "C" __global__ void gcr_pw_vec(gcr_pw_flat_args g)
         gcr_pw_ldv<GCR_TC>(g.in[2], v, g.bmask & 4, GCR_VAL_C, c);
         gcr_pw_ldv<GCR_TD>(g.in[3], v, g.bmask & 8, GCR_VAL_D, d);
         gcr_pw_ldv<GCR_TE>(g.in[4], v, g.bmask & 16, GCR_VAL_E, e);
-        gcr_pack<UO, GCR_VEC> r;
+        float y[GCR_VEC];
 #pragma unroll
-        for (int j = 0; j < GCR_VEC; j++)
-            r.v[j] = gcr_from_f32<GCR_TO>(gcr_pw_f(a[j], b[j], c[j], d[j], e[j], g.p0, g.p1));
+        for (int j = 0; j < GCR_VEC; j++) y[j] = gcr_pw_f(a[j], b[j], c[j], d[j], e[j], g.p0, g.p1);
+        gcr_pack<UO, GCR_VEC> r;
+        gcr_from_f32_n<GCR_TO, GCR_VEC>(r.v, y);
         ((gcr_pack<UO, GCR_VEC> *)g.out)[v] = r;
     }
     /* the last n % VEC elements, one per thread */
