@@ -76,10 +76,10 @@ static bool group_space_is(gcr_ir *ir, int root, const gcr_meta *shape)
 
 /* Would groups ra and rb merged form a cycle: does a path leave the union and come back? Other
  * groups count as contracted (one kernel each), so reaching any member of a group reaches all of
- * it. Node ids are a topological order, so nothing past the union's last node can lead back. */
+ * it, earlier members included; hence no id bound can prune the search. */
 static bool would_cycle(gcr_ir *ir, int ra, int rb)
 {
-    int n = ir->n_nodes, last = 0;
+    int n = ir->n_nodes;
     int *root = malloc(sizeof(int) * (size_t)(n + 1)), *start = calloc((size_t)n + 2, sizeof(int));
     int *mem = malloc(sizeof(int) * (size_t)(n + 1)), *stack = malloc(sizeof(int) * (size_t)(n + 1));
     char *seen = calloc((size_t)n + 1, 1); /* per group root */
@@ -88,7 +88,6 @@ static bool would_cycle(gcr_ir *ir, int ra, int rb)
     for (int i = 0; i < n; i++) {
         root[i] = ir->nodes[i].dead ? -1 : gcr_group_find(ir, i);
         if (root[i] == rb) root[i] = ra; /* the union is one group */
-        if (root[i] == ra) last = i;
         if (root[i] >= 0) start[root[i] + 1]++;
     }
     for (int i = 0; i < n; i++) start[i + 1] += start[i];
@@ -107,7 +106,6 @@ static bool would_cycle(gcr_ir *ir, int ra, int rb)
         int g = stack[--sp];
         for (int m = start[g]; m < start[g + 1] && !cyc; m++) {
             int x = mem[m];
-            if (x >= last) continue;
             int nc;
             const int *cons = gcr_ir_consumers(ir, ir->nodes[x].out, &nc);
             for (int j = 0; j < nc; j++) {
@@ -117,7 +115,7 @@ static bool would_cycle(gcr_ir *ir, int ra, int rb)
                     if (g != ra) { cyc = true; break; }
                     continue;
                 }
-                if (!seen[gy] && y < last) {
+                if (!seen[gy]) {
                     seen[gy] = 1;
                     stack[sp++] = gy;
                 }

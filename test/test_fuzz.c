@@ -366,6 +366,13 @@ static void test_fuzz(void)
         for (int fusion = 1; fusion >= 0; fusion--)
             if (!one_case(seed, fusion)) { failed++; break; }
     }
+    /* seeds that once failed (cycles through contracted groups, f16 overflow) */
+    static const uint64_t regress[] = {2227, 53160, 233585, 264133};
+    for (int i = 0; i < (int)(sizeof regress / sizeof *regress) && !es; i++) {
+        h_seed(regress[i]);
+        for (int fusion = 1; fusion >= 0; fusion--)
+            if (!one_case(regress[i], fusion)) { failed++; break; }
+    }
     printf("fuzz: %d cases from seed %llu, %d failed\n", n, (unsigned long long)seed0, failed);
 }
 
