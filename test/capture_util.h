@@ -15,6 +15,27 @@
         CHECK(ok_s_ == GCR_OK, "%s: %s: %s", #expr, gcr_status_name(ok_s_), gcr_ctx_error(ctx));   \
     } while (0)
 
+/* device the tests of one pass run on (cu_each_device runs them on each device present) */
+static gcr_device cu_dev = GCR_DEVICE_CPU;
+
+static __attribute__((unused)) void cu_each_device(void (*all)(void))
+{
+    gcr_device devs[2] = {GCR_DEVICE_CPU, GCR_DEVICE_CUDA};
+    for (int d = 0; d < 2; d++) {
+        gcr_ctx_opts o = gcr_ctx_opts_default();
+        o.device = devs[d];
+        gcr_ctx *probe = NULL;
+        if (gcr_ctx_create(&probe, &o) != GCR_OK) {
+            h_case = "devices";
+            h_skipped(devs[d] == GCR_DEVICE_CUDA ? "no CUDA device" : "no CPU context");
+            continue;
+        }
+        gcr_ctx_destroy(probe);
+        cu_dev = devs[d];
+        all();
+    }
+}
+
 typedef struct cu_input {
     int ndim;
     int64_t shape[GCR_MAX_DIMS];

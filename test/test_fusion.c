@@ -8,7 +8,7 @@
 static gcr_ctx *ctx_knobs(int fusion, int single_node, int horizontal, const char *skip)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CPU;
+    o.device = cu_dev;
     o.knobs.fusion = fusion;
     o.knobs.single_node = single_node;
     o.knobs.horizontal = horizontal;
@@ -252,9 +252,8 @@ static void test_plan(void)
     gcr_ctx_destroy(ctx);
 }
 
-int main(void)
+static void all(void)
 {
-    h_seed(99);
     RUN(test_hardswish);
     RUN(test_conv_bn_hswish);
     RUN(test_two_outputs);
@@ -263,5 +262,11 @@ int main(void)
     RUN(test_linear);
     RUN(test_horizontal_single);
     RUN(test_plan);
+}
+
+int main(void)
+{
+    h_seed(99);
+    cu_each_device(all);
     return h_finish();
 }

@@ -288,7 +288,7 @@ static int one_case(uint64_t seed, int fusion)
     prog P;
     gen(&P, seed);
     gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CPU;
+    o.device = cu_dev;
     o.knobs.fusion = fusion;
     o.knobs.single_node = (int)(seed % 3 == 0);
     o.knobs.horizontal = (int)(seed % 2);
@@ -376,8 +376,10 @@ static void test_fuzz(void)
     printf("fuzz: %d cases from seed %llu, %d failed\n", n, (unsigned long long)seed0, failed);
 }
 
+static void all(void) { RUN(test_fuzz); }
+
 int main(void)
 {
-    RUN(test_fuzz);
+    cu_each_device(all);
     return h_finish();
 }

@@ -7,7 +7,7 @@
 static gcr_ctx *mk(int retrace, int cache, int guards)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CPU;
+    o.device = cu_dev;
     o.knobs.retrace = retrace;
     o.knobs.graph_cache = cache;
     o.knobs.guards = guards;
@@ -168,13 +168,18 @@ static void test_outputs(void)
     gcr_ctx_destroy(ctx);
 }
 
-int main(void)
+static void all(void)
 {
-    h_seed(5);
     RUN(test_loop);
     RUN(test_changes);
     RUN(test_lru_cap);
     RUN(test_guards_off);
     RUN(test_outputs);
+}
+
+int main(void)
+{
+    h_seed(5);
+    cu_each_device(all);
     return h_finish();
 }

@@ -9,7 +9,7 @@
 static gcr_ctx *mk(int retrace, int cache, int guards)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CPU;
+    o.device = cu_dev;
     o.knobs.retrace = retrace;
     o.knobs.graph_cache = cache;
     o.knobs.guards = guards;
@@ -224,7 +224,7 @@ static void test_dumps_profile(void)
     snprintf(dir, sizeof dir, "/tmp/gcr_test_dump_%d", (int)getpid());
     snprintf(prof, sizeof prof, "%s_profile.json", dir);
     gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CPU;
+    o.device = cu_dev;
     o.knobs.dump = "trace,fused,source,plan";
     o.knobs.dump_dir = dir;
     o.knobs.profile = prof;
@@ -274,14 +274,19 @@ static void test_dumps_profile(void)
     gcr_ctx_destroy(ctx);
 }
 
-int main(void)
+static void all(void)
 {
-    h_seed(7);
     RUN(test_rebind_and_respecialise);
     RUN(test_lru);
     RUN(test_eager_fallback);
     RUN(test_frozen_reshape);
     RUN(test_guards_off);
     RUN(test_dumps_profile);
+}
+
+int main(void)
+{
+    h_seed(7);
+    cu_each_device(all);
     return h_finish();
 }

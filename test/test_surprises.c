@@ -19,7 +19,7 @@ static gcr_tensor *vec(gcr_ctx *ctx, const float *v, int n)
 
 static void test_outputs_overwritten(void)
 {
-    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    gcr_ctx *ctx = h_ctx(cu_dev);
     if (!ctx) return;
     float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, got[4];
     gcr_tensor *x = vec(ctx, a, 4);
@@ -41,7 +41,7 @@ static void test_outputs_overwritten(void)
 
 static void test_scalars_frozen(void)
 {
-    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    gcr_ctx *ctx = h_ctx(cu_dev);
     if (!ctx) return;
     float a[3] = {-5, 0.5f, 5}, got[3];
     gcr_tensor *x = vec(ctx, a, 3);
@@ -69,7 +69,7 @@ static void test_scalars_frozen(void)
 
 static void test_read_while_capturing(void)
 {
-    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    gcr_ctx *ctx = h_ctx(cu_dev);
     if (!ctx) return;
     float a[2] = {1, 2}, got[2];
     gcr_tensor *x = vec(ctx, a, 2);
@@ -90,7 +90,7 @@ static void test_read_while_capturing(void)
 
 static void test_constants_folded(void)
 {
-    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    gcr_ctx *ctx = h_ctx(cu_dev);
     if (!ctx) return;
     float xv[4] = {1, 2, 3, 4}, w1 = 1, mean = 0, var = 1, got[4];
     gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 4, (int64_t[]){1, 1, 2, 2}, GCR_NCHW, xv);
@@ -109,11 +109,16 @@ static void test_constants_folded(void)
     gcr_ctx_destroy(ctx);
 }
 
-int main(void)
+static void all(void)
 {
     RUN(test_outputs_overwritten);
     RUN(test_scalars_frozen);
     RUN(test_read_while_capturing);
     RUN(test_constants_folded);
+}
+
+int main(void)
+{
+    cu_each_device(all);
     return h_finish();
 }
