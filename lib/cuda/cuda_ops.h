@@ -21,6 +21,12 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
  * neighbours that are dense for every operand; rewrites shape/st in place and returns the new
  * rank (0 when every dim was 1). st[k]: strides of operand k, in elements. */
 int gcr_cuda_collapse(int nd, int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS]);
+/* Host mirror of struct gcr_divs (kernels/common.cuh): magic dividers of the dims of a
+ * collapsed shape. Returns 1 when the fast (32-bit) path applies: n < 2^31 and every dim fits. */
+typedef struct gcr_cuda_divs {
+    unsigned magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];
+} gcr_cuda_divs;
+int gcr_cuda_divs_init(gcr_cuda_divs *dv, int nd, const int64_t *shape, int64_t n);
 /* Blocks for `work` items at `block` threads each, capped at a few waves (grid-stride loops). */
 unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block);
 /* Runs an arbitrary pointwise formula over float a.. (nin inputs broadcast NumPy-style to out's

@@ -11,7 +11,9 @@ struct gcr_copy_args {
     const void *src;
     long long n;
     int nd;
+    int fast;
     long long shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
+    gcr_cuda_divs divs;
 };
 
 gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, const gcr_meta *sm, const void *sp)
@@ -41,6 +43,7 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
     a.src = sp;
     a.n = n;
     a.nd = nd;
+    a.fast = gcr_cuda_divs_init(&a.divs, nd, shape, n);
     for (int d = 0; d < nd; d++) {
         a.shape[d] = shape[d];
         a.dst_st[d] = s[0][d];

@@ -27,8 +27,10 @@ struct gcr_pw_nd_args {
     long long n;
     float p0, p1, s;
     int ndim;
+    int fast;
     long long shape[GCR_MAX_DIMS];
     long long st[1 + NIN][GCR_MAX_DIMS];
+    gcr_cuda_divs divs;
 };
 
 typedef struct gcr_cuda_pw_entry {
@@ -75,6 +77,21 @@ int gcr_cuda_collapse(int nd, int64_t *shape, int nops, int64_t st[][GCR_MAX_DIM
         for (int k = 0; k < nops; k++) st[k][i] = s2[k][i];
     }
     return m;
+}
+
+int gcr_cuda_divs_init(gcr_cuda_divs *dv, int nd, const int64_t *shape, int64_t n)
+{
+    memset(dv, 0, sizeof *dv);
+    if (n >= ((int64_t)1 << 31)) return 0;
+    for (int i = 0; i < nd; i++) {
+        uint64_t d = (uint64_t)shape[i];
+        if (d < 1 || d >= ((uint64_t)1 << 31)) return 0;
+        unsigned sh = 0;
+        while (((uint64_t)1 << sh) < d) sh++;
+        dv->shift[i] = sh;
+        dv->magic[i] = (unsigned)((((uint64_t)1 << 32) * (((uint64_t)1 << sh) - d)) / d + 1);
+    }
+    return 1;
 }
 
 unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block)
@@ -208,6 +225,7 @@ static gcr_status pw_launch(gcr_ctx *ctx, const pw_desc *d, gcr_tensor *const *i
     a.p1 = p[1];
     a.s = p[2];
     a.ndim = nd;
+    a.fast = gcr_cuda_divs_init(&a.divs, nd, shape, n);
     for (int i = 0; i < nd; i++) {
         a.shape[i] = shape[i];
         for (int k = 0; k < 1 + NIN; k++) a.st[k][i] = st[k][i];

@@ -122,6 +122,18 @@ template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename 
     for (int j = 0; j < N; j++) o[j] = gcr_from_f32<T>(x[j]);
 }
 
+/* Index decomposition without hardware division: for a dim of size d < 2^31 the host precomputes
+ * shift = ceil(log2 d) and magic = floor(2^32 (2^shift - d) / d) + 1; then for any n < 2^31,
+ * n / d == (umulhi(n, magic) + n) >> shift. A 64-bit divide is ~70 instructions and dominated
+ * broadcast and strided kernels; this is three. */
+struct gcr_divs {
+    unsigned magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];
+};
+__device__ __forceinline__ unsigned gcr_div(unsigned n, unsigned magic, unsigned shift)
+{
+    return (__umulhi(n, magic) + n) >> shift;
+}
+
 __device__ __forceinline__ long long gcr_tid() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ long long gcr_nthreads() { return (long long)gridDim.x * blockDim.x; }
 

@@ -68,8 +68,10 @@ struct gcr_pw_nd_args {
     long long n;
     float p0, p1, s;
     int ndim;
+    int fast;            /* n < 2^31: decompose with the magic dividers in divs */
     long long shape[GCR_MAX_DIMS];
     long long st[6][GCR_MAX_DIMS];
+    gcr_divs divs;
 };
 
 __device__ __forceinline__ float gcr_pw_f(float a, float b, float c, float d, float e, float p0, float p1)
@@ -158,6 +160,21 @@ extern "C" __global__ void gcr_pw_vec(gcr_pw_flat_args g)
 
 extern "C" __global__ void gcr_pw_nd(gcr_pw_nd_args g)
 {
+    if (g.fast) {
+        for (unsigned i = (unsigned)gcr_tid(); i < (unsigned)g.n; i += (unsigned)gcr_nthreads()) {
+            long long off[6] = {0, 0, 0, 0, 0, 0};
+            unsigned rem = i;
+            for (int d = g.ndim - 1; d >= 0; d--) {
+                unsigned q = gcr_div(rem, g.divs.magic[d], g.divs.shift[d]);
+                long long x = rem - q * (unsigned)g.shape[d];
+                rem = q;
+#pragma unroll
+                for (int k = 0; k < 6; k++) off[k] += x * g.st[k][d];
+            }
+            gcr_pw_one(g.out, off[0], g.in, off + 1, g.p0, g.p1, g.s);
+        }
+        return;
+    }
     for (long long i = gcr_tid(); i < g.n; i += gcr_nthreads()) {
         long long off[6] = {0, 0, 0, 0, 0, 0}, rem = i;
         for (int d = g.ndim - 1; d >= 0; d--) {
