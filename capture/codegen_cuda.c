@@ -702,9 +702,9 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     put(&b, "        }\n");
     if (per_block) put(&b, "        acc = gcr_fr_block<%d, %d>(acc);\n        if (threadIdx.x != 0) continue;\n", OP, B);
     if (A->op == GCR_OP_MEAN) {
-        put(&b, "        acc = acc * (1.0f / ");
+        put(&b, "        acc = acc / ");
         put_float(&b, (float)R);
-        put(&b, ");\n");
+        put(&b, ";\n");
     }
     /* epilogue coordinates: the result's dims map to the input's kept dims (keepdim: size 1 at reduced ones) */
     const gcr_meta *om = &acc->m;

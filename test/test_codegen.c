@@ -12,9 +12,11 @@
 #undef gcr_kernel
 #endif
 
-static int n_own, n_hooked, n_compiled;
+static int n_own, n_hooked;
 
 #ifdef GCR_HAVE_CUDA
+static int n_compiled;
+
 /* arch_mask: bit 0 sm_80, bit 1 sm_90 */
 static void nvrtc_ok(const char *what, const char *src, int arch_mask)
 {

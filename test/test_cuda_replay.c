@@ -1,0 +1,277 @@
+/* test_cuda_replay.c — the CUDA executor on a GPU (skips cleanly without one): for every model of
+ * fused_models.h, f32 and f16, NCHW and NHWC, with CUDA Graphs on and off, the replayed graph
+ * equals the GPU's eager kernels and the CPU reference over many iterations of fresh input data;
+ * kernel counts where the fusion is known; rebinding an input pointer gives the new input's
+ * result without a new variant; a shape change re-traces; 100 dependent tiny ops fused and not. */
+#include "fused_models.h"
+
+static gcr_ctx *gpu_ctx(int graphs, int fusion)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CUDA;
+    o.knobs.graphs = graphs;
+    o.knobs.fusion = fusion;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) return NULL;
+    return ctx;
+}
+
+/* fills t (any dtype/layout) from f32 host values in logical order */
+static void fill(gcr_tensor *t, const float *h)
+{
+    gcr_ctx *ctx = gcr_tensor_ctx(t);
+    int64_t n = gcr_tensor_numel(t);
+    if (gcr_tensor_dtype(t) == GCR_F32) {
+        OK(ctx, gcr_tensor_from_host(t, h, (size_t)n * 4));
+        return;
+    }
+    int64_t sh[GCR_MAX_DIMS];
+    for (int i = 0; i < gcr_tensor_ndim(t); i++) sh[i] = gcr_tensor_dim(t, i);
+    gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, gcr_tensor_ndim(t), sh, GCR_NCHW, h);
+    gcr_tensor *c = gcr_cast(ctx, f, gcr_tensor_dtype(t));
+    size_t bytes = gcr_tensor_nbytes(c);
+    void *tmp = malloc(bytes);
+    OK(ctx, gcr_tensor_to_host(c, tmp, bytes));
+    OK(ctx, gcr_tensor_from_host(t, tmp, bytes));
+    free(tmp);
+    gcr_tensor_free(f);
+    gcr_tensor_free(c);
+}
+
+/* input i of a case on ctx, holding host values h (for a permuted input: the base's values) */
+static gcr_tensor *make(gcr_ctx *ctx, const cu_input *d, gcr_dtype dt, gcr_format fmt, const float *h, gcr_tensor **base)
+{
+    gcr_format f = d->ndim == 4 ? fmt : GCR_NCHW;
+    *base = NULL;
+    if (d->permute && d->ndim >= 2) {
+        int64_t sh[GCR_MAX_DIMS];
+        int perm[GCR_MAX_DIMS];
+        for (int i = 0; i < d->ndim; i++) {
+            sh[i] = d->shape[i];
+            perm[i] = i;
+        }
+        sh[0] = d->shape[d->ndim - 1];
+        sh[d->ndim - 1] = d->shape[0];
+        perm[0] = d->ndim - 1;
+        perm[d->ndim - 1] = 0;
+        *base = gcr_tensor_keep(h_tensor(ctx, dt, d->ndim, sh, f, h));
+        return gcr_tensor_keep(gcr_permute(ctx, *base, perm));
+    }
+    gcr_tensor *t = gcr_tensor_keep(h_tensor(ctx, dt, d->ndim, d->shape, f, h));
+    if (t && d->is_const) gcr_tensor_set_const(t);
+    return t;
+}
+
+static float *fresh(const cu_input *d) { return d->positive ? h_randn(cu_numel(d), 0.5f, 2.5f) : h_randn(cu_numel(d), -2.0f, 2.0f); }
+
+static int n_runs;
+
+/* capture m on gpu, then iters replays with fresh data, each against GPU eager and CPU eager */
+static void check_case(gcr_ctx *gpu, gcr_ctx *cpu, const fm_case *m, gcr_dtype dt, gcr_format fmt, int iters, const char *what)
+{
+    gcr_tensor *in[CU_MAX], *base[CU_MAX], *out[CU_MAX] = {0};
+    float *h[CU_MAX];
+    for (int i = 0; i < m->n_in; i++) {
+        h[i] = fresh(&m->in[i]);
+        in[i] = make(gpu, &m->in[i], dt, fmt, h[i], &base[i]);
+    }
+    gcr_graph *g = NULL;
+    OK(gpu, gcr_capture_begin(gpu));
+    int n_out = m->fn(gpu, in, out);
+    OK(gpu, gcr_capture_end(gpu, &g));
+    if (!CHECK(g != NULL, "%s: capture failed: %s", what, gcr_ctx_error(gpu))) goto done;
+    if (m->kernels) CHECK(cu_kernels(g) == m->kernels, "%s: %d kernels, want %d", what, cu_kernels(g), m->kernels);
+    float tol = dt == GCR_F32 ? 2e-4f : 2e-2f;
+    for (int it = 0; it <= iters; it++) {
+        if (it > 0) {
+            for (int i = 0; i < m->n_in; i++) {
+                if (m->in[i].is_const) continue;
+                free(h[i]);
+                h[i] = fresh(&m->in[i]);
+                fill(base[i] ? base[i] : in[i], h[i]);
+            }
+            OK(gpu, gcr_graph_replay(g));
+        }
+        n_runs++;
+        uint64_t sg = gcr_scope_begin(gpu), sc = gcr_scope_begin(cpu);
+        gcr_tensor *ref[CU_MAX], *cin[CU_MAX], *cbase[CU_MAX], *cref[CU_MAX];
+        int nr = m->fn(gpu, in, ref);
+        for (int i = 0; i < m->n_in; i++) cin[i] = make(cpu, &m->in[i], dt, fmt, h[i], &cbase[i]);
+        int nc = m->fn(cpu, cin, cref);
+        CHECK(nr == n_out && nc == n_out, "%s: %d/%d/%d outputs", what, n_out, nr, nc);
+        for (int o = 0; o < n_out && o < nr && o < nc; o++) {
+            int64_t n = gcr_tensor_numel(ref[o]);
+            float *a = h_read(out[o]), *b = h_read(ref[o]), *c = h_read(cref[o]);
+            char w[160];
+            snprintf(w, sizeof w, "%s: output %d iteration %d, replay vs GPU eager", what, o, it);
+            int ok = CHECK_CLOSE(a, b, n, tol, tol, w);
+            snprintf(w, sizeof w, "%s: output %d iteration %d, replay vs CPU", what, o, it);
+            ok &= CHECK_CLOSE(a, c, n, tol, tol, w);
+            free(a);
+            free(b);
+            free(c);
+            if (!ok) {
+                size_t dn = gcr_graph_describe(g, NULL, 0);
+                char *s = malloc(dn);
+                gcr_graph_describe(g, s, dn);
+                fprintf(stderr, "%s", s);
+                free(s);
+                it = iters;
+            }
+        }
+        for (int i = 0; i < m->n_in; i++) {
+            gcr_tensor_free(cin[i]);
+            gcr_tensor_free(cbase[i]);
+        }
+        gcr_scope_end(cpu, sc);
+        gcr_scope_end(gpu, sg);
+    }
+done:
+    gcr_graph_destroy(g);
+    for (int i = 0; i < m->n_in; i++) {
+        gcr_tensor_free(in[i]);
+        gcr_tensor_free(base[i]);
+        free(h[i]);
+    }
+    gcr_ctx_clear_error(gpu);
+}
+
+static void test_models(void)
+{
+    gcr_ctx *cpu = h_ctx(GCR_DEVICE_CPU);
+    for (int graphs = 0; graphs < 2; graphs++) {
+        gcr_ctx *gpu = gpu_ctx(graphs, 1);
+        if (!gpu) {
+            h_skipped("no CUDA device");
+            break;
+        }
+        static const gcr_dtype dts[2] = {GCR_F32, GCR_F16};
+        for (int c = 0; c < FM_N_CASES; c++)
+            for (int d = 0; d < 2; d++)
+                for (int f = 0; f < 2; f++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s %s graphs=%d", fm_cases[c].name, gcr_dtype_name(dts[d]),
+                             f ? "nhwc" : "nchw", graphs);
+                    check_case(gpu, cpu, &fm_cases[c], dts[d], f ? GCR_NHWC : GCR_NCHW, c == 0 ? 12 : 4, what);
+                }
+        gcr_ctx_destroy(gpu);
+    }
+    gcr_ctx_destroy(cpu);
+}
+
+static int variants(gcr_graph *g)
+{
+    gcr_graph_stats st;
+    return gcr_graph_get_stats(g, &st) == GCR_OK ? st.variants : -1;
+}
+
+/* hswish on x, compared with the GPU eager result on x */
+static void expect_hswish(gcr_ctx *ctx, gcr_graph *g, gcr_tensor *x, const char *what)
+{
+    OK(ctx, gcr_graph_replay(g));
+    uint64_t s = gcr_scope_begin(ctx);
+    gcr_tensor *ref = gcr_hardswish(ctx, x);
+    float *a = h_read(gcr_graph_get_output(g, 0)), *b = h_read(ref);
+    CHECK(gcr_tensor_numel(ref) == gcr_tensor_numel(gcr_graph_get_output(g, 0)), "%s: output size", what);
+    CHECK_CLOSE(a, b, gcr_tensor_numel(ref), 1e-5f, 1e-5f, what);
+    free(a);
+    free(b);
+    gcr_scope_end(ctx, s);
+}
+
+static void test_rebind_and_shapes(void)
+{
+    for (int graphs = 0; graphs < 2; graphs++) {
+        gcr_ctx *ctx = gpu_ctx(graphs, 1);
+        if (!ctx) {
+            h_skipped("no CUDA device");
+            return;
+        }
+        int64_t sh[4] = {2, 3, 5, 7}, sh2[4] = {2, 3, 5, 9};
+        float *h1 = h_randn(210, -4, 4), *h2 = h_randn(210, -4, 4), *h3 = h_randn(270, -4, 4);
+        gcr_tensor *x1 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh, GCR_NCHW, h1));
+        gcr_tensor *x2 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh, GCR_NCHW, h2));
+        gcr_tensor *x3 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh2, GCR_NCHW, h3));
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_hardswish(ctx, x1);
+        OK(ctx, gcr_capture_end(ctx, &g));
+        if (CHECK(g != NULL, "capture: %s", gcr_ctx_error(ctx))) {
+            expect_hswish(ctx, g, x1, "x1");
+            expect_hswish(ctx, g, x1, "x1 again (graph replay)");
+            OK(ctx, gcr_graph_bind_input(g, 0, x2));
+            expect_hswish(ctx, g, x2, "x2 rebound (new pointers patched)");
+            CHECK(variants(g) == 1, "graphs=%d: rebinding made %d variants", graphs, variants(g));
+            OK(ctx, gcr_graph_bind_input(g, 0, x1));
+            expect_hswish(ctx, g, x1, "x1 rebound back");
+            OK(ctx, gcr_graph_bind_input(g, 0, x3));
+            expect_hswish(ctx, g, x3, "x3: a new shape re-traces");
+            CHECK(variants(g) == 2, "graphs=%d: %d variants after a shape change", graphs, variants(g));
+            OK(ctx, gcr_graph_bind_input(g, 0, x2));
+            expect_hswish(ctx, g, x2, "x2: back to the first signature");
+            /* data written into the bound input is seen by the next replay */
+            float *h4 = h_randn(210, -4, 4);
+            OK(ctx, gcr_tensor_from_host(x2, h4, 210 * 4));
+            expect_hswish(ctx, g, x2, "x2 refilled");
+            free(h4);
+        }
+        gcr_graph_destroy(g);
+        gcr_tensor_free(x1);
+        gcr_tensor_free(x2);
+        gcr_tensor_free(x3);
+        free(h1);
+        free(h2);
+        free(h3);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
+/* 100 dependent scalar ops: fusion off keeps 100 kernels in the graph, on makes one */
+static void test_chain100(void)
+{
+    for (int fusion = 0; fusion < 2; fusion++) {
+        gcr_ctx *ctx = gpu_ctx(1, fusion);
+        if (!ctx) {
+            h_skipped("no CUDA device");
+            return;
+        }
+        int64_t sh[1] = {256};
+        float *h = h_randn(256, -1, 1);
+        gcr_tensor *x = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 1, sh, GCR_NCHW, h));
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_tensor *y = x;
+        for (int i = 0; i < 100; i++) y = i % 2 ? gcr_mul_scalar(ctx, y, 0.999f) : gcr_add_scalar(ctx, y, 0.01f);
+        OK(ctx, gcr_capture_end(ctx, &g));
+        if (CHECK(g != NULL, "capture: %s", gcr_ctx_error(ctx))) {
+            CHECK(cu_kernels(g) == (fusion ? 1 : 100), "fusion=%d: %d kernels", fusion, cu_kernels(g));
+            for (int it = 0; it < 5; it++) {
+                h_fill(h, 256, -1, 1);
+                OK(ctx, gcr_tensor_from_host(x, h, 256 * 4));
+                OK(ctx, gcr_graph_replay(g));
+                float *a = h_read(gcr_graph_get_output(g, 0)), ref[256];
+                for (int e = 0; e < 256; e++) {
+                    float v = h[e];
+                    for (int i = 0; i < 100; i++) v = i % 2 ? v * 0.999f : v + 0.01f;
+                    ref[e] = v;
+                }
+                CHECK_CLOSE(a, ref, 256, 1e-5f, 1e-5f, fusion ? "chain fused" : "chain unfused");
+                free(a);
+            }
+        }
+        gcr_graph_destroy(g);
+        gcr_tensor_free(x);
+        free(h);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
+int main(void)
+{
+    h_seed(11);
+    RUN(test_models);
+    RUN(test_rebind_and_shapes);
+    RUN(test_chain100);
+    printf("%d replays compared\n", n_runs);
+    return h_finish();
+}
