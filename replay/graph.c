@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#ifndef GCR_HAVE_CUDA /* CUDA builds: replay/cuda_exec.c defines it */
 const gcr_executor *gcr_cuda_executor = NULL;
+#endif
 
 static double now_s(void)
 {
@@ -155,7 +157,8 @@ static gcr_status variant_alloc(gcr_graph *g, gcr_variant *v)
 }
 
 /* Builds the variant for input metas sig; a fused kernel the executor cannot build is split
- * into eager kernels and the variant built again, once. */
+ * into eager kernels and the variant built again (each group is split once; a kernel that
+ * still fails is an error). */
 static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant **out)
 {
     gcr_ctx *ctx = g->ctx;
@@ -164,7 +167,7 @@ static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant *
     if (!nofuse) return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
     gcr_status s = GCR_OK;
     gcr_variant *v = NULL;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    for (int attempt = 0; attempt <= g->trace->n_nodes; attempt++) {
         v = calloc(1, sizeof *v);
         if (!v) { s = gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory"); break; }
         v->n_sig = g->n_inputs;
@@ -187,11 +190,15 @@ static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant *
         int failed = -1;
         gcr_status saved = ctx->status;
         s = v->ex->build(g, v, &failed);
-        if (s == GCR_ERR_COMPILE && attempt == 0 && failed >= 0 && failed < v->ir->n_kernels) {
-            const gcr_kernel *K = &v->ir->kernels[failed];
-            gcr_progress(ctx, "gcr: fused kernel %s failed to build (%s); running its %d ops unfused", K->name,
+        const gcr_kernel *K = failed >= 0 && failed < v->ir->n_kernels ? &v->ir->kernels[failed] : NULL;
+        bool fresh = K && K->type == GCR_K_FUSED;
+        for (int i = 0; fresh && i < K->n_nodes; i++)
+            if (K->nodes[i] < g->trace->n_nodes && nofuse[K->nodes[i]]) fresh = false;
+        if (s == GCR_ERR_COMPILE && fresh) {
+            gcr_progress(ctx, "fused kernel %s failed to build (%s); running its %d ops unfused", K->name,
                          ctx->err, K->n_nodes);
-            for (int i = 0; i < K->n_nodes; i++) nofuse[K->nodes[i]] = 1;
+            for (int i = 0; i < K->n_nodes; i++)
+                if (K->nodes[i] < g->trace->n_nodes) nofuse[K->nodes[i]] = 1;
             if (saved == GCR_OK) gcr_ctx_clear_error(ctx);
             variant_free(g, v);
             v = NULL;

@@ -52,5 +52,5 @@ void gcr_prof_write(gcr_graph *g)
     }
     fprintf(f, "]}\n");
     fclose(f);
-    gcr_progress(g->ctx, "gcr: wrote %d kernel timings to %s", g->n_prof, path);
+    gcr_progress(g->ctx, "wrote %d kernel timings to %s", g->n_prof, path);
 }

@@ -252,6 +252,24 @@ static void test_plan(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* a fused kernel that fails to build falls back to unfused kernels for that group (CPU: the
+ * GCR_TEST_FAIL_FUSED hook plays the failing compiler) */
+static void test_compile_fallback(void)
+{
+    if (cu_dev != GCR_DEVICE_CPU) return;
+    setenv("GCR_TEST_FAIL_FUSED", "1", 1);
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    int groups;
+    CHECK(kernels_of(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, &groups) == 4, "split into 4 eager kernels");
+    CHECK(groups == 0 && gcr_ctx_status(ctx) == GCR_OK, "no fused group left, no error: %s", gcr_ctx_error(ctx));
+    CHECK(kernels_of(ctx, m_se, (cu_input[]){{4, {2, 16, 5, 5}, 0, 0, 0}, {4, {4, 16, 1, 1}, 1, 0, 0},
+                                             {1, {4}, 1, 0, 0}, {4, {16, 4, 1, 1}, 1, 0, 0}, {1, {16}, 1, 0, 0},
+                                             {4, {8, 16, 1, 1}, 1, 0, 0}}, 6, GCR_F32, GCR_NCHW, &groups) == 9,
+          "every group split: 9 kernels");
+    unsetenv("GCR_TEST_FAIL_FUSED");
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_hardswish);
@@ -262,6 +280,7 @@ static void all(void)
     RUN(test_linear);
     RUN(test_horizontal_single);
     RUN(test_plan);
+    RUN(test_compile_fallback);
 }
 
 int main(void)
