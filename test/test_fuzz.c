@@ -350,6 +350,37 @@ static int one_case(uint64_t seed, int fusion)
         free(s);
     }
     gcr_graph_destroy(g);
+    /* the same program as a region body: pass 0 traces, passes 1.. check and replay */
+    gcr_tensor *rv[MAXP];
+    for (int pass = 0; ok && pass < 3; pass++) {
+        for (int i = 0; i < P.n; i++)
+            if (P.p[i].kind == K_IN && !P.is_const[i]) fill(in[i], P.positive[i]);
+        GCR_REGION(ctx, "fuzz") { run(ctx, &P, in, rv); }
+        ok = CHECK(gcr_ctx_status(ctx) == GCR_OK, "seed %llu region pass %d: %s", (unsigned long long)seed, pass,
+                   gcr_ctx_error(ctx));
+        uint64_t sc = gcr_scope_begin(ctx);
+        run(ctx, &P, in, ref);
+        for (int i = 0; i < P.n && ok; i++) {
+            if (!is_out[i]) continue;
+            int64_t n = gcr_tensor_numel(ref[i]);
+            float *a = h_read(rv[i]), *b = h_read(ref[i]);
+            float tol = P.dt == GCR_F32 ? 1e-4f : 3e-2f;
+            for (int64_t e = 0; e < n; e++)
+                if (a[e] == b[e]) a[e] = b[e] = 0.0f;
+            char what[96];
+            snprintf(what, sizeof what, "seed %llu fusion %d region pass %d pool entry %d", (unsigned long long)seed,
+                     fusion, pass, i);
+            ok = CHECK_CLOSE(a, b, n, tol, tol, what);
+            free(a);
+            free(b);
+        }
+        gcr_scope_end(ctx, sc);
+    }
+    gcr_graph *rg = gcr_region_graph(ctx, "fuzz");
+    gcr_graph_stats rst;
+    if (ok && rg && gcr_graph_get_stats(rg, &rst) == GCR_OK)
+        ok = CHECK(rst.replays == 2, "seed %llu: region replayed its one graph (%llu)", (unsigned long long)seed,
+                   (unsigned long long)rst.replays);
     gcr_ctx_destroy(ctx);
     return ok;
 }
