@@ -239,8 +239,10 @@ static void test_reduce(void)
                              FL[f], what);
                         drop(x);
                     }
-    /* row lengths for each kernel shape: thread (<= 16), warp (<= 2048), block per row */
-    static const int64_t rows[][2] = {{1001, 7}, {37, 300}, {5, 5003}, {1, 100003}, {3, 2048}, {2, 2049}};
+    /* row lengths for each kernel shape: thread (<= 16), warp (<= 2048), block per row, and rows
+     * split over blocks (few rows longer than 16384: [1,100003], [300007,3] axis 0, [2,65541]) */
+    static const int64_t rows[][2] = {{1001, 7}, {37, 300}, {5, 5003}, {1, 100003}, {3, 2048}, {2, 2049},
+                                      {300007, 3}, {2, 65541}};
     for (int o = 0; o < 3; o++)
         for (int f = 0; f < 3; f++)
             for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
@@ -253,6 +255,19 @@ static void test_reduce(void)
                     same(ops[o].fn(G, x.g, &axis, 1, 0), ops[o].fn(C, x.c, &axis, 1, 0), FL[f], what);
                     drop(x);
                 }
+    /* everything at once, dense and permuted (split rows with a multi-dim reduced space) */
+    for (int o = 0; o < 3; o++)
+        for (int f = 0; f < 3; f++)
+            for (int v = 0; v < 2; v++) {
+                spec s = {FL[f], 4, {8, 33, 97, 8}, GCR_NCHW, v, {3, 1, 2, 0}, 0, 0};
+                pair x = mk(&s, -2, 2);
+                snprintf(what, sizeof what, "%s %s all of [8,33,97,8]%s", ops[o].name, gcr_dtype_name(FL[f]), v ? " permuted" : "");
+                same(ops[o].fn(G, x.g, NULL, 0, 0), ops[o].fn(C, x.c, NULL, 0, 0), FL[f], what);
+                int ax2[2] = {0, 2};
+                snprintf(what, sizeof what, "%s %s axes 0,2 of [8,33,97,8]%s", ops[o].name, gcr_dtype_name(FL[f]), v ? " permuted" : "");
+                same(ops[o].fn(G, x.g, ax2, 2, 1), ops[o].fn(C, x.c, ax2, 2, 1), FL[f], what);
+                drop(x);
+            }
     /* softmax composes max, sub, exp, sum, div with keepdim broadcasting */
     for (int f = 0; f < 3; f++) {
         spec s = layout(1, FL[f]);

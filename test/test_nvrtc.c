@@ -1,7 +1,7 @@
 /* test_nvrtc.c — needs no GPU (runs in CI): every embedded kernel source compiles standalone with
  * NVRTC for sm_80 and sm_90, every eager pointwise program (each op in each float dtype, the
- * scalar and missing-input variants, every cast pair) compiles, and a broken program fails with
- * GCR_ERR_COMPILE and the NVRTC log instead of aborting. */
+ * scalar and missing-input variants, every cast pair) and every reduction program compiles, and
+ * a broken program fails with GCR_ERR_COMPILE and the NVRTC log instead of aborting. */
 #include "harness.h"
 
 #if GCR_HAVE_CUDA
@@ -70,6 +70,18 @@ static void test_pointwise_programs(void)
         }
 }
 
+static void test_reduce_programs(void)
+{
+    static const gcr_dtype fl[] = {GCR_F32, GCR_F16, GCR_BF16};
+    char src[128], what[64];
+    for (int op = 0; op < 3; op++)
+        for (int f = 0; f < 3; f++) {
+            snprintf(src, sizeof src, "#define GCR_RED_OP %d\n#define GCR_RED_T %d\n#include \"reduce.cuh\"\n", op, (int)fl[f]);
+            snprintf(what, sizeof what, "reduce op %d %s", op, gcr_dtype_name(fl[f]));
+            compiles(src, archs[(op + f) % 2], what);
+        }
+}
+
 static void test_compile_error(void)
 {
     void *img = (void *)1;
@@ -89,6 +101,7 @@ int main(void)
 {
     RUN(test_embedded_sources);
     RUN(test_pointwise_programs);
+    RUN(test_reduce_programs);
     RUN(test_compile_error);
     return h_finish();
 }

@@ -17,22 +17,18 @@ struct gcr_red_args {
     long long oshape[GCR_MAX_DIMS], ost[GCR_MAX_DIMS];
     long long rshape[GCR_MAX_DIMS], rst[GCR_MAX_DIMS];
     double scale;
+    double *part;
+    long long splits, chunk;
 };
 
-static gcr_status load_kernels(gcr_ctx *ctx, gcr_cuda_state *st)
+/* kernels of one (op, dtype) program, compiled on first use: 1, 32, 256, part, fin */
+static gcr_status load_kernels(gcr_ctx *ctx, gcr_cuda_state *st, int op, int dt)
 {
-    static const char *ops[3] = {"sum", "mean", "max"}, *dts[3] = {"f32", "f16", "bf16"};
-    static const int gs[3] = {1, 32, 256};
-    char names[27][40];
-    const char *np[27];
-    for (int o = 0; o < 3; o++)
-        for (int d = 0; d < 3; d++)
-            for (int g = 0; g < 3; g++) {
-                int i = (o * 3 + d) * 3 + g;
-                snprintf(names[i], sizeof names[i], "gcr_reduce_%s_%s_%d", ops[o], dts[d], gs[g]);
-                np[i] = names[i];
-            }
-    return gcr_cuda_program(ctx, "#include \"reduce.cuh\"\n", np, 27, &st->red[0][0][0]);
+    static const gcr_dtype dts[3] = {GCR_F32, GCR_F16, GCR_BF16};
+    static const char *const names[5] = {"gcr_reduce_1", "gcr_reduce_32", "gcr_reduce_256", "gcr_reduce_part", "gcr_reduce_fin"};
+    char src[128];
+    snprintf(src, sizeof src, "#define GCR_RED_OP %d\n#define GCR_RED_T %d\n#include \"reduce.cuh\"\n", op, (int)dts[dt]);
+    return gcr_cuda_program(ctx, src, names, 5, st->red[op][dt]);
 }
 
 gcr_status gcr_cuda_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
@@ -42,7 +38,6 @@ gcr_status gcr_cuda_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     const gcr_meta *xm = &x->m;
     GCR_ASSERT(ctx, gcr_op_table[c->op].kind == GCR_KIND_REDUCE && gcr_dtype_is_float(xm->dtype));
     GCR_ASSERT(ctx, gcr_meta_is_contiguous(&out->m) && xm->dtype == out->m.dtype);
-    if (!st->red[0][0][0]) GCR_TRY(load_kernels(ctx, st));
     bool red[GCR_MAX_DIMS] = {0};
     for (int i = 0; i < c->p.n; i++) red[c->p.v[i]] = true;
 
@@ -93,9 +88,26 @@ gcr_status gcr_cuda_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     a.scale = c->op == GCR_OP_MEAN ? (n_red ? 1.0 / (double)n_red : NAN) : 1.0;
     int op = c->op == GCR_OP_SUM ? 0 : c->op == GCR_OP_MEAN ? 1 : 2;
     int dt = xm->dtype == GCR_F32 ? 0 : xm->dtype == GCR_F16 ? 1 : 2;
+    if (!st->red[op][dt][0]) GCR_TRY(load_kernels(ctx, st, op, dt));
+    void *args[] = {&a};
+    if (n_red > 16384 && n_out < st->sm_count) {
+        /* few long rows: a block per row would leave most of the device idle; split rows */
+        int64_t splits = (n_red + 8191) / 8192, cap = 4 * (int64_t)st->sm_count / n_out;
+        if (splits > cap) splits = cap > 1 ? cap : 2;
+        a.splits = splits;
+        a.chunk = (n_red + splits - 1) / splits;
+        void *part = NULL;
+        GCR_TRY(gcr_cuda_alloc_block(ctx, (size_t)(n_out * splits) * sizeof(double), &part));
+        a.part = part;
+        gcr_status s = gcr_cuda_launch(ctx, st->red[op][dt][3], gcr_cuda_grid(ctx, n_out * splits * BLOCK, BLOCK), 1, 1,
+                                       BLOCK, 1, 1, 0, args);
+        if (s == GCR_OK)
+            s = gcr_cuda_launch(ctx, st->red[op][dt][4], gcr_cuda_grid(ctx, n_out * 32, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
+        gcr_cuda_free_block(ctx, part, 0); /* stream order keeps it alive for the two kernels */
+        return s;
+    }
     int g = n_red <= 16 ? 0 : n_red <= 2048 ? 1 : 2;
     static const int gsize[3] = {1, 32, 256};
-    void *args[] = {&a};
     return gcr_cuda_launch(ctx, st->red[op][dt][g], gcr_cuda_grid(ctx, n_out * gsize[g], BLOCK), 1, 1, BLOCK, 1, 1, 0,
                            args);
 }

@@ -26,15 +26,17 @@ struct gcr_dw_args {
     long long c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out) */
 };
 
-/* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time */
-template <int KS, typename T, class Pro, class Epi>
+/* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time. I: the linear index
+ * type, unsigned 32-bit whenever it fits (64-bit division would dominate this memory-bound loop). */
+template <int KS, typename I, typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dw_body(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                             Pro &pro, Epi &epi)
 {
-    const int C = (int)p.C, OH = (int)p.OH, OW = (int)p.OW, H = (int)p.H, W = (int)p.W;
+    const int H = (int)p.H, W = (int)p.W;
+    const I C = (I)p.C, OH = (I)p.OH, OW = (I)p.OW, total = (I)p.total;
     const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.total; i += (long long)gridDim.x * blockDim.x) {
-        long long q = i;
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+        I q = i;
         int c, ox, oy, n;
         if (p.c_fast) {
             c = (int)(q % C); q /= C;
@@ -72,9 +74,10 @@ __device__ __forceinline__ void gcr_dw_body(const gcr_dw_args &p, const T *__res
     {                                                                                                      \
         auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
         auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
-        if (p.KH == 3 && p.KW == 3) gcr_dw_body<3, T>(p, x, w, pro, epi);                                  \
-        else if (p.KH == 5 && p.KW == 5) gcr_dw_body<5, T>(p, x, w, pro, epi);                             \
-        else gcr_dw_body<0, T>(p, x, w, pro, epi);                                                         \
+        if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
+        else if (p.KH == 3 && p.KW == 3) gcr_dw_body<3, unsigned, T>(p, x, w, pro, epi);                   \
+        else if (p.KH == 5 && p.KW == 5) gcr_dw_body<5, unsigned, T>(p, x, w, pro, epi);                   \
+        else gcr_dw_body<0, unsigned, T>(p, x, w, pro, epi);                                               \
     }
 
 #endif /* GCR_CONV_CUH */

@@ -185,23 +185,47 @@ __device__ __forceinline__ float gcr_dn_b(const gcr_dense_args &p, const T *w, c
     return gcr_dn_ld(w, s.kB[buf][kl] + col * p.ws[0]);
 }
 
+/* ---------------------------------------------------------------- staged epilogue */
+
+/* Accumulators go through shared memory (summing the SK in-block K slices) so the stores run along
+ * the output's contiguous dim: rows (pixels) for NCHW, columns (channels) for NHWC and matmul. */
+template <int SK, int BM, int BN, int LDC, int NT, int BK, class Epi>
+__device__ __forceinline__ void gcr_dn_store(const gcr_dense_args &p, const float (*Cs)[BM][LDC], const gcr_dn_tabs<BM, BK> &s,
+                                             int r0, int c0, int zn, int zo_o, long long zo, Epi &epi)
+{
+    const bool rows_fast = p.ys[1] != 1;
+    for (int e = threadIdx.x; e < BM * BN; e += NT) {
+        int r = rows_fast ? e % BM : e / BN, c = rows_fast ? e / BM : e % BN;
+        if (r0 + r >= (int)p.M || c0 + c >= (int)p.N) continue;
+        float v = Cs[0][r][c];
+#pragma unroll
+        for (int g = 1; g < SK; g++) v += Cs[g][r][c];
+        epi(v, s.rown[r] + zn, c0 + c + zo_o, zo + s.rowC[r] + (c0 + c) * p.ys[1]);
+    }
+}
+
 /* ---------------------------------------------------------------- FMA engine (f32; f16/bf16 below sm_80) */
 
-template <int BM_, int BN_, int BK_, int TM_, int TN_> struct gcr_fma_cfg {
-    enum { BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, THREADS = (BM_ / TM_) * (BN_ / TN_) };
+/* BM x BN tile, TM x TN outputs per thread; SK thread groups split each K tile between them (more
+ * warps per block where the grid is too small to fill the device). */
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int SK_> struct gcr_fma_cfg {
+    enum { BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, SK = SK_, GT = (BM_ / TM_) * (BN_ / TN_),
+           THREADS = GT * SK_, MINB = 2, MMA = 0 };
 };
-typedef gcr_fma_cfg<64, 64, 16, 4, 4> gcr_cfg_fma64; /* 256 threads */
-typedef gcr_fma_cfg<32, 32, 16, 4, 4> gcr_cfg_fma32; /* 64 threads */
+typedef gcr_fma_cfg<64, 64, 16, 4, 4, 1> gcr_cfg_fma64;  /* 256 threads */
+typedef gcr_fma_cfg<32, 32, 16, 4, 4, 4> gcr_cfg_fma32;  /* 256 threads, 4-way split K */
+typedef gcr_fma_cfg<128, 32, 16, 8, 2, 1> gcr_cfg_fmat;  /* 256 threads, for N <= 32 */
 
 template <typename T, class CFG, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                               Pro &pro, Epi &epi)
 {
-    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, TM = CFG::TM, TN = CFG::TN, NT = CFG::THREADS };
-    enum { NA = BM * BK / NT, NB = BK * BN / NT };
+    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, TM = CFG::TM, TN = CFG::TN, SK = CFG::SK, GT = CFG::GT };
+    enum { NT = CFG::THREADS, NA = BM * BK / NT, NB = BK * BN / NT };
     __shared__ gcr_dn_tabs<BM, BK> s;
     __shared__ float As[BK][BM + 1]; /* [k][row]: +1 keeps column writes conflict-free */
     __shared__ float Bs[BK][BN + 1];
+    __shared__ float Cs[SK][BM][BN + 1];
     const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
     const int H = (int)p.H, W = (int)p.W, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
     long long za, zb, zo;
@@ -233,7 +257,7 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
-    const int ty = t / (BN / TN), tx = t % (BN / TN);
+    const int g = t / GT, tt = t % GT, ty = tt / (BN / TN), tx = tt % (BN / TN);
     const int nk = (int)((p.K + BK - 1) / BK);
     for (int kt = 0; kt < nk; kt++) {
 #pragma unroll
@@ -250,7 +274,8 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
         __syncthreads();
         if (kt + 1 < nk) load((kt + 1) * BK, (kt + 1) & 1); /* global loads in flight during the math */
 #pragma unroll
-        for (int kk = 0; kk < BK; kk++) {
+        for (int ks = 0; ks < BK / SK; ks++) {
+            const int kk = ks * SK + g;
             float a[TM], b[TN];
 #pragma unroll
             for (int i = 0; i < TM; i++) a[i] = As[kk][ty + i * (BM / TM)];
@@ -263,27 +288,24 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
         }
         __syncthreads();
     }
-    const int zo_o = (int)(blockIdx.z * p.zo);
 #pragma unroll
-    for (int i = 0; i < TM; i++) {
-        int r = ty + i * (BM / TM);
-        if (r0 + r >= (int)p.M) continue;
+    for (int i = 0; i < TM; i++)
 #pragma unroll
-        for (int j = 0; j < TN; j++) {
-            int col = c0 + tx + j * (BN / TN);
-            if (col >= (int)p.N) continue;
-            epi(acc[i][j], s.rown[r] + zn, col + zo_o, zo + s.rowC[r] + col * p.ys[1]);
-        }
-    }
+        for (int j = 0; j < TN; j++) Cs[g][ty + i * (BM / TM)][tx + j * (BN / TN)] = acc[i][j];
+    __syncthreads();
+    gcr_dn_store<SK, BM, BN, BN + 1, NT, BK>(p, Cs, s, r0, c0, zn, (int)(blockIdx.z * p.zo), zo, epi);
 }
 
 /* ---------------------------------------------------------------- tensor-core engine (f16/bf16, sm_80+) */
 
-template <int BM_, int BN_> struct gcr_mma_cfg {
-    enum { BM = BM_, BN = BN_, BK = 32, THREADS = 128 }; /* 4 warps, 2x2, each (BM/2)x(BN/2) */
+/* 4 warps as WM x WN x WK; each warp owns a 32x32 piece of the BM x BN tile and every WK-th k16
+ * step of the BK tile (WK > 1 splits K inside the block for small grids). */
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WK_> struct gcr_mma_cfg {
+    enum { BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WK = WK_, THREADS = 32 * WM_ * WN_ * WK_, MINB = 2, MMA = 1 };
 };
-typedef gcr_mma_cfg<64, 64> gcr_cfg_mma64;
-typedef gcr_mma_cfg<32, 32> gcr_cfg_mma32;
+typedef gcr_mma_cfg<64, 64, 32, 2, 2, 1> gcr_cfg_mma64;
+typedef gcr_mma_cfg<32, 32, 64, 1, 1, 4> gcr_cfg_mma32;  /* split K 4 ways */
+typedef gcr_mma_cfg<128, 32, 16, 4, 1, 1> gcr_cfg_mmat;  /* for N <= 32 (BK 16 keeps it in registers) */
 
 template <typename T> struct gcr_dn_is_bf16 { enum { v = 0 }; };
 template <> struct gcr_dn_is_bf16<gcr_dn_bf16> { enum { v = 1 }; };
@@ -293,11 +315,12 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
                                               Pro &pro, Epi &epi)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, NT = CFG::THREADS, LD = BK + 8 };
-    enum { NA = BM * BK / NT, NB = BK * BN / NT, WM = BM / 2, WN = BN / 2, MI = WM / 16, NI = WN / 8 };
+    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, NT = CFG::THREADS, LD = BK + 8, WK = CFG::WK };
+    enum { NA = BM * BK / NT, NB = BK * BN / NT, TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
     __shared__ gcr_dn_tabs<BM, BK> s;
     __shared__ __align__(16) unsigned short As[BM][LD]; /* [row][k]: k pairs feed the fragments */
     __shared__ __align__(16) unsigned short Bs[BN][LD]; /* [col][k] */
+    __shared__ float Cs[WK][BM][BN + 1];
     const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
     const int H = (int)p.H, W = (int)p.W, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
     long long za, zb, zo;
@@ -333,7 +356,8 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
 #pragma unroll
             for (int q = 0; q < 4; q++) acc[i][j][q] = 0.0f;
     const int warp = t >> 5, lane = t & 31, g = lane >> 2, q2 = (lane & 3) * 2;
-    const int wr = (warp >> 1) * WM, wc = (warp & 1) * WN;
+    const int wk = warp % WK, wmn = warp / WK;
+    const int wr = (wmn / CFG::WN) * TWM, wc = (wmn % CFG::WN) * TWN;
     const int nk = (int)((p.K + BK - 1) / BK);
     for (int kt = 0; kt < nk; kt++) {
 #pragma unroll
@@ -350,7 +374,8 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
         __syncthreads();
         if (kt + 1 < nk) load((kt + 1) * BK, (kt + 1) & 1);
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
+        for (int ks = 0; ks < BK / 16 / WK; ks++) {
+            const int kk = (ks * WK + wk) * 16;
             unsigned a[MI][4], b[NI][2];
 #pragma unroll
             for (int i = 0; i < MI; i++) {
@@ -384,41 +409,88 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
         }
         __syncthreads();
     }
-    const int zo_o = (int)(blockIdx.z * p.zo);
 #pragma unroll
     for (int i = 0; i < MI; i++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int r = wr + i * 16 + g + h * 8;
-            if (r0 + r >= (int)p.M) continue;
+        for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int j = 0; j < NI; j++)
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    int col = c0 + wc + j * 8 + q2 + e;
-                    if (col >= (int)p.N) continue;
-                    epi(acc[i][j][h * 2 + e], s.rown[r] + zn, col + zo_o, zo + s.rowC[r] + col * p.ys[1]);
-                }
-        }
+                for (int e = 0; e < 2; e++) Cs[wk][wr + i * 16 + g + h * 8][wc + j * 8 + q2 + e] = acc[i][j][h * 2 + e];
+    __syncthreads();
+    gcr_dn_store<WK, BM, BN, BN + 1, NT, BK>(p, Cs, s, r0, c0, zn, (int)(blockIdx.z * p.zo), zo, epi);
 #else
     (void)p; (void)x; (void)w; (void)pro; (void)epi;
     __trap(); /* the host never picks this engine below sm_80 */
 #endif
 }
 
-template <class CFG> struct gcr_dn_is_mma { enum { v = 0 }; };
-template <int A, int B> struct gcr_dn_is_mma<gcr_mma_cfg<A, B> > { enum { v = 1 }; };
+/* ---------------------------------------------------------------- GEMV (at most 8 rows) */
+
+/* A warp per output column, lanes along K, for the tiny-M products of batch-1 inference (the
+ * classifier, squeeze-excite 1x1 convs): the weights stream once, coalesced along k. The host uses
+ * it only for 1x1 taps with no padding (every A element in bounds), M <= 8 and k-contiguous w. */
+template <typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                              Pro &pro, Epi &epi)
+{
+    const int lane = threadIdx.x & 31, col = blockIdx.x * 8 + (threadIdx.x >> 5);
+    if (col >= (int)p.N) return; /* whole warps leave; no block barrier below */
+    long long za, zb, zo;
+    gcr_dn_zoff(p, za, zb, zo);
+    x += za;
+    const T *wc = w + zb + col * p.ws[0];
+    const int M = (int)p.M, K = (int)p.K, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
+    long long rowA[8], rowC[8];
+    int rown[8];
+#pragma unroll
+    for (int r = 0; r < 8; r++) {
+        int rr = r < M ? r : 0, sp = (int)(p.OH * p.OW), n = rr / sp, rem = rr - n * sp, oy = rem / (int)p.OW,
+            ox = rem - oy * (int)p.OW;
+        rowA[r] = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
+        rowC[r] = n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+        rown[r] = n;
+    }
+    float acc[8];
+#pragma unroll
+    for (int r = 0; r < 8; r++) acc[r] = 0.0f;
+    for (int k = lane; k < K; k += 32) {
+        float b = gcr_dn_ld(wc, k * p.ws[1]);
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+            if (r < M) acc[r] = fmaf(pro(gcr_dn_ld(x, rowA[r] + k * p.xs[1]), rown[r] + zn, k + zc), b, acc[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < 8; r++) {
+        if (r >= M) break;
+        float v = acc[r];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == r) epi(v, rown[r] + zn, col + (int)(blockIdx.z * p.zo), zo + rowC[r] + col * p.ys[1]);
+    }
+}
 
 /* One dense kernel: hooks expand here, inside the kernel, so they see its parameters and extras. */
 #define GCR_DENSE_KERNEL(NAME, T, CFG)                                                                      \
-    extern "C" __global__ void __launch_bounds__(CFG::THREADS)                                             \
+    extern "C" __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB)                                  \
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
         auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
         auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
-        if constexpr (gcr_dn_is_mma<CFG>::v) gcr_dense_mma<T, CFG>(p, x, w, pro, epi);                     \
+        if constexpr (CFG::MMA) gcr_dense_mma<T, CFG>(p, x, w, pro, epi);                                  \
         else gcr_dense_fma<T, CFG>(p, x, w, pro, epi);                                                     \
+    }
+
+/* grid (ceil(N / 8), 1, z), 256 threads */
+#define GCR_GEMV_KERNEL(NAME, T)                                                                           \
+    extern "C" __global__ void __launch_bounds__(256)                                                     \
+        NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
+             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
+    {                                                                                                      \
+        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
+        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        gcr_gemv_body<T>(p, x, w, pro, epi);                                                               \
     }
 
 #endif /* GCR_GEMM_CUH */
@@ -429,21 +501,29 @@ template <int A, int B> struct gcr_dn_is_mma<gcr_mma_cfg<A, B> > { enum { v = 1 
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
 GCR_DENSE_KERNEL(gcr_dense_fma64_f32, float, gcr_cfg_fma64)
 GCR_DENSE_KERNEL(gcr_dense_fma32_f32, float, gcr_cfg_fma32)
+GCR_DENSE_KERNEL(gcr_dense_fmat_f32, float, gcr_cfg_fmat)
+GCR_GEMV_KERNEL(gcr_gemv_f32, float)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
 GCR_DENSE_KERNEL(gcr_dense_mma64_f16, gcr_dn_f16, gcr_cfg_mma64)
 GCR_DENSE_KERNEL(gcr_dense_mma32_f16, gcr_dn_f16, gcr_cfg_mma32)
+GCR_DENSE_KERNEL(gcr_dense_mmat_f16, gcr_dn_f16, gcr_cfg_mmat)
+GCR_GEMV_KERNEL(gcr_gemv_f16, gcr_dn_f16)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 GCR_DENSE_KERNEL(gcr_dense_fma64_f16, gcr_dn_f16, gcr_cfg_fma64)
 GCR_DENSE_KERNEL(gcr_dense_fma32_f16, gcr_dn_f16, gcr_cfg_fma32)
+GCR_DENSE_KERNEL(gcr_dense_fmat_f16, gcr_dn_f16, gcr_cfg_fmat)
 #endif
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
 GCR_DENSE_KERNEL(gcr_dense_mma64_bf16, gcr_dn_bf16, gcr_cfg_mma64)
 GCR_DENSE_KERNEL(gcr_dense_mma32_bf16, gcr_dn_bf16, gcr_cfg_mma32)
+GCR_DENSE_KERNEL(gcr_dense_mmat_bf16, gcr_dn_bf16, gcr_cfg_mmat)
+GCR_GEMV_KERNEL(gcr_gemv_bf16, gcr_dn_bf16)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 GCR_DENSE_KERNEL(gcr_dense_fma64_bf16, gcr_dn_bf16, gcr_cfg_fma64)
 GCR_DENSE_KERNEL(gcr_dense_fma32_bf16, gcr_dn_bf16, gcr_cfg_fma32)
+GCR_DENSE_KERNEL(gcr_dense_fmat_bf16, gcr_dn_bf16, gcr_cfg_fmat)
 #endif
 #endif
 #endif

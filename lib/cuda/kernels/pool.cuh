@@ -24,12 +24,14 @@ struct gcr_pool_args {
     long long count_include_pad;
 };
 
-template <typename T, class Pro, class Epi>
-__device__ __forceinline__ void gcr_pool_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
+/* I: linear index type, unsigned 32-bit whenever it fits (64-bit division is slow) */
+template <typename I, typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_pool_loop(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
 {
-    const int C = (int)p.C, OH = (int)p.OH, OW = (int)p.OW, H = (int)p.H, W = (int)p.W;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.total; i += (long long)gridDim.x * blockDim.x) {
-        long long q = i;
+    const int H = (int)p.H, W = (int)p.W;
+    const I C = (I)p.C, OH = (I)p.OH, OW = (I)p.OW, total = (I)p.total;
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+        I q = i;
         int c, ox, oy, n;
         if (p.c_fast) {
             c = (int)(q % C); q /= C;
@@ -78,6 +80,13 @@ __device__ __forceinline__ void gcr_pool_body(const gcr_pool_args &p, const T *_
         }
         epi(r, n, c, n * p.ys[0] + c * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]);
     }
+}
+
+template <typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_pool_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
+{
+    if (p.total >= (1LL << 31)) gcr_pool_loop<unsigned long long, T>(p, x, pro, epi);
+    else gcr_pool_loop<unsigned, T>(p, x, pro, epi);
 }
 
 /* global average, spatial dims contiguous-ish: one warp per (n, c) row, 8 rows per block */

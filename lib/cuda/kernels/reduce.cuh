@@ -1,10 +1,21 @@
-/* reduce.cuh — SUM, MEAN and MAX over any set of axes of an input with any strides. The host
- * (lib/cuda/reduce.c) splits the input into an output index space (kept dims, row-major like the
- * result) and a reduced index space, each with its own shape and input strides, and picks how
- * many threads share one output: G = 1 (short rows), 32 (one warp per row) or 256 (one block
- * per row, warp shuffles then shared memory). Sums accumulate in f64 as the CPU backend does;
- * max propagates NaN. No macros needed: every (op, dtype, G) is instantiated below. */
+/* reduce.cuh — SUM, MEAN and MAX over any set of axes of an input with any strides; one program
+ * per (op, dtype), chosen by the host (lib/cuda/reduce.c) with
+ *   GCR_RED_OP  0 sum, 1 mean, 2 max      GCR_RED_T  input/output dtype (f32, f16, bf16)
+ * The host splits the input into an output index space (kept dims, row-major like the result)
+ * and a reduced index space, each with its own shape and input strides. Kernels differ in how
+ * many threads share one output: gcr_reduce_1 (short rows), gcr_reduce_32 (a warp per row),
+ * gcr_reduce_256 (a block per row: warp shuffles, then shared memory). Few outputs with very
+ * long rows split each row over many blocks: gcr_reduce_part writes one partial per (row,
+ * split) to a scratch buffer and gcr_reduce_fin combines them. Sums accumulate in f64 as the
+ * CPU backend does; max propagates NaN. */
 #include "common.cuh"
+
+#ifndef GCR_RED_OP
+#define GCR_RED_OP 0
+#endif
+#ifndef GCR_RED_T
+#define GCR_RED_T GCR_DT_F32
+#endif
 
 /* mirrors struct gcr_red_args in lib/cuda/reduce.c */
 struct gcr_red_args {
@@ -14,11 +25,11 @@ struct gcr_red_args {
     int nd_out, nd_red;
     long long oshape[GCR_MAX_DIMS], ost[GCR_MAX_DIMS];
     long long rshape[GCR_MAX_DIMS], rst[GCR_MAX_DIMS];
-    double scale; /* MEAN: 1 / n_red (nan when empty); else 1 */
+    double scale;   /* MEAN: 1 / n_red (nan when empty); else 1 */
+    double *part;   /* gcr_reduce_part/fin: [n_out, splits] partials */
+    long long splits, chunk; /* split s of a row covers reduced indices [s*chunk, (s+1)*chunk) */
 };
 
-#define GCR_RED_SUM 0
-#define GCR_RED_MEAN 1
 #define GCR_RED_MAX 2
 
 __device__ __forceinline__ long long gcr_red_off(long long i, int nd, const long long *shape, const long long *st)
@@ -32,68 +43,111 @@ __device__ __forceinline__ long long gcr_red_off(long long i, int nd, const long
     return off;
 }
 
-template <int OP> struct gcr_red_acc { typedef double t; };
-template <> struct gcr_red_acc<GCR_RED_MAX> { typedef float t; };
+#if GCR_RED_OP == GCR_RED_MAX
+typedef float gcr_acc;
+#define GCR_ACC_INIT (-GCR_INF)
+#else
+typedef double gcr_acc;
+#define GCR_ACC_INIT 0.0
+#endif
 
-template <int OP> __device__ __forceinline__ typename gcr_red_acc<OP>::t gcr_red_comb(typename gcr_red_acc<OP>::t r,
-                                                                                      typename gcr_red_acc<OP>::t v)
+__device__ __forceinline__ gcr_acc gcr_red_comb(gcr_acc r, gcr_acc v)
 {
-    if constexpr (OP == GCR_RED_MAX) return ((v > r || v != v) && r == r) ? v : r;
-    else return r + v;
+#if GCR_RED_OP == GCR_RED_MAX
+    return ((v > r || v != v) && r == r) ? v : r;
+#else
+    return r + v;
+#endif
 }
 
-template <int T, int OP, int G> __device__ void gcr_reduce_body(const gcr_red_args &g)
+typedef typename gcr_ty<GCR_RED_T>::t gcr_red_u;
+
+__device__ __forceinline__ void gcr_red_store(const gcr_red_args &g, long long o, gcr_acc r)
 {
-    typedef typename gcr_red_acc<OP>::t A;
-    typedef typename gcr_ty<T>::t U;
-    const A init = OP == GCR_RED_MAX ? (A)-GCR_INF : (A)0;
-    const U *in = (const U *)g.in;
+#if GCR_RED_OP == GCR_RED_MAX
+    ((gcr_red_u *)g.out)[o] = gcr_from_f32<GCR_RED_T>(r);
+#else
+    ((gcr_red_u *)g.out)[o] = gcr_from_f32<GCR_RED_T>((float)(r * g.scale));
+#endif
+}
+
+/* reduced indices lo, lo+step, ... < hi of the row at input offset ob */
+__device__ __forceinline__ gcr_acc gcr_red_row(const gcr_red_args &g, long long ob, long long lo, long long hi, long long step)
+{
+    const gcr_red_u *in = (const gcr_red_u *)g.in;
+    gcr_acc r = GCR_ACC_INIT;
+    if (g.nd_red == 1) {
+        for (long long k = lo; k < hi; k += step) r = gcr_red_comb(r, (gcr_acc)gcr_to_f32<GCR_RED_T>(in[ob + k * g.rst[0]]));
+    } else {
+        for (long long k = lo; k < hi; k += step)
+            r = gcr_red_comb(r, (gcr_acc)gcr_to_f32<GCR_RED_T>(in[ob + gcr_red_off(k, g.nd_red, g.rshape, g.rst)]));
+    }
+    return r;
+}
+
+/* combines r over the G threads of a group (G in 1, 32, or the whole block of G threads) */
+template <int G> __device__ __forceinline__ gcr_acc gcr_red_group(gcr_acc r)
+{
+    __shared__ gcr_acc part[32];
+    if constexpr (G > 1) {
+#pragma unroll
+        for (int m = 16; m > 0; m >>= 1) r = gcr_red_comb(r, __shfl_xor_sync(0xffffffffu, r, m));
+    }
+    if constexpr (G > 32) {
+        int w = threadIdx.x / 32;
+        if ((threadIdx.x & 31) == 0) part[w] = r;
+        __syncthreads();
+        if (w == 0) {
+            r = (int)threadIdx.x < G / 32 ? part[threadIdx.x] : (gcr_acc)GCR_ACC_INIT;
+#pragma unroll
+            for (int m = 16; m > 0; m >>= 1) r = gcr_red_comb(r, __shfl_xor_sync(0xffffffffu, r, m));
+        }
+        __syncthreads(); /* part is reused by the next row */
+    }
+    return r;
+}
+
+template <int G> __device__ void gcr_reduce_body(const gcr_red_args &g)
+{
     const long long per_block = blockDim.x / G;
     const int lane = threadIdx.x % G;
-    __shared__ A part[32];
     /* block-uniform trip count: every thread of a block loops together (needed when G = 256) */
     for (long long base = (long long)blockIdx.x * per_block; base < g.n_out; base += (long long)gridDim.x * per_block) {
         long long o = base + threadIdx.x / G;
-        A r = init;
-        if (o < g.n_out) {
-            long long ob = gcr_red_off(o, g.nd_out, g.oshape, g.ost);
-            if (g.nd_red == 1) {
-                for (long long k = lane; k < g.n_red; k += G) r = gcr_red_comb<OP>(r, (A)gcr_to_f32<T>(in[ob + k * g.rst[0]]));
-            } else {
-                for (long long k = lane; k < g.n_red; k += G)
-                    r = gcr_red_comb<OP>(r, (A)gcr_to_f32<T>(in[ob + gcr_red_off(k, g.nd_red, g.rshape, g.rst)]));
-            }
-        }
-        if constexpr (G > 1) {
-#pragma unroll
-            for (int m = 16; m > 0; m >>= 1) r = gcr_red_comb<OP>(r, __shfl_xor_sync(0xffffffffu, r, m));
-        }
-        if constexpr (G > 32) {
-            int w = threadIdx.x / 32;
-            if ((threadIdx.x & 31) == 0) part[w] = r;
-            __syncthreads();
-            if (w == 0) {
-                r = (int)threadIdx.x < G / 32 ? part[threadIdx.x] : init;
-#pragma unroll
-                for (int m = 16; m > 0; m >>= 1) r = gcr_red_comb<OP>(r, __shfl_xor_sync(0xffffffffu, r, m));
-            }
-            __syncthreads();
-        }
-        if (lane == 0 && o < g.n_out) {
-            if constexpr (OP == GCR_RED_MAX) ((U *)g.out)[o] = gcr_from_f32<T>(r);
-            else ((U *)g.out)[o] = gcr_from_f32<T>((float)(r * g.scale));
-        }
+        gcr_acc r = GCR_ACC_INIT;
+        if (o < g.n_out) r = gcr_red_row(g, gcr_red_off(o, g.nd_out, g.oshape, g.ost), lane, g.n_red, G);
+        r = gcr_red_group<G>(r);
+        if (lane == 0 && o < g.n_out) gcr_red_store(g, o, r);
     }
 }
 
-#define GCR_RED_K(NAME, T, OP, G) \
-    extern "C" __global__ void NAME(gcr_red_args g) { gcr_reduce_body<T, OP, G>(g); }
-#define GCR_RED_G(OPN, OP, DTN, T) \
-    GCR_RED_K(gcr_reduce_##OPN##_##DTN##_1, T, OP, 1) \
-    GCR_RED_K(gcr_reduce_##OPN##_##DTN##_32, T, OP, 32) \
-    GCR_RED_K(gcr_reduce_##OPN##_##DTN##_256, T, OP, 256)
-#define GCR_RED_D(OPN, OP) \
-    GCR_RED_G(OPN, OP, f32, GCR_DT_F32) GCR_RED_G(OPN, OP, f16, GCR_DT_F16) GCR_RED_G(OPN, OP, bf16, GCR_DT_BF16)
-GCR_RED_D(sum, GCR_RED_SUM)
-GCR_RED_D(mean, GCR_RED_MEAN)
-GCR_RED_D(max, GCR_RED_MAX)
+extern "C" __global__ void gcr_reduce_1(gcr_red_args g) { gcr_reduce_body<1>(g); }
+extern "C" __global__ void gcr_reduce_32(gcr_red_args g) { gcr_reduce_body<32>(g); }
+extern "C" __global__ void gcr_reduce_256(gcr_red_args g) { gcr_reduce_body<256>(g); }
+
+/* one block of 256 per (row, split), grid-stride over n_out * splits */
+extern "C" __global__ void gcr_reduce_part(gcr_red_args g)
+{
+    for (long long b = blockIdx.x; b < g.n_out * g.splits; b += gridDim.x) {
+        long long o = b / g.splits, s = b - o * g.splits;
+        long long lo = s * g.chunk, hi = lo + g.chunk < g.n_red ? lo + g.chunk : g.n_red;
+        gcr_acc r = gcr_red_row(g, gcr_red_off(o, g.nd_out, g.oshape, g.ost), lo + threadIdx.x, hi, blockDim.x);
+        r = gcr_red_group<256>(r);
+        if (threadIdx.x == 0) g.part[b] = (double)r;
+    }
+}
+
+/* a warp per row combines its splits partials */
+extern "C" __global__ void gcr_reduce_fin(gcr_red_args g)
+{
+    const long long per_block = blockDim.x / 32;
+    const int lane = threadIdx.x % 32;
+    for (long long base = (long long)blockIdx.x * per_block; base < g.n_out; base += (long long)gridDim.x * per_block) {
+        long long o = base + threadIdx.x / 32;
+        gcr_acc r = GCR_ACC_INIT;
+        if (o < g.n_out)
+            for (long long s = lane; s < g.splits; s += 32) r = gcr_red_comb(r, (gcr_acc)g.part[o * g.splits + s]);
+        r = gcr_red_group<32>(r);
+        if (lane == 0 && o < g.n_out) gcr_red_store(g, o, r);
+    }
+}
