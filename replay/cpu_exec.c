@@ -9,13 +9,27 @@
 
 #define GCR_TILE 256
 
+/* How a group walks its space: dims reordered so the first store is row-major (dense outputs,
+ * NHWC included, then write linearly), size-1 dims dropped; streams whose offsets are the flat
+ * index ("linear") or constant need no per-element index arithmetic. */
+typedef struct tile_plan {
+    int nd;
+    int64_t shape[GCR_MAX_DIMS];
+    int nio;                 /* loads then stores */
+    int64_t (*st)[GCR_MAX_DIMS];
+    char *kind;              /* per stream: 0 general, 1 linear, 2 constant */
+    bool all_simple;
+} tile_plan;
+
 typedef struct cpu_state {
     float *vals;      /* [max_expr][GCR_TILE] expression results of the current tile */
-    int64_t *offs;    /* [max_io][GCR_TILE] element offsets of each load and store */
+    int64_t *offs;    /* [max_io][GCR_TILE] element offsets of each general load and store */
     int64_t *cur;     /* [max_io] running offsets */
-    const int64_t **io_st; /* [max_io] strides of each load and store over the space */
+    float *fill;      /* [5][GCR_TILE] scalar operands and missing inputs, splat */
     int n_scratch;
     void **scratch;   /* prologue results and anchor accumulators of the variant */
+    tile_plan *plans; /* per kernel: [0] epilogue, [1..3] prologues */
+    int n_plans;
 } cpu_state;
 
 static float round_to(float x, gcr_dtype t)
@@ -26,32 +40,91 @@ static float round_to(float x, gcr_dtype t)
     return gcr_load_f32(&b, t, 0);
 }
 
+static gcr_status plan_group(const gcr_ir *ir, const gcr_group *g, tile_plan *tp)
+{
+    int nd = g->space.ndim;
+    tp->nio = g->n_in + g->n_out;
+    tp->st = calloc((size_t)(tp->nio ? tp->nio : 1), sizeof *tp->st);
+    tp->kind = calloc((size_t)(tp->nio ? tp->nio : 1), 1);
+    if (!tp->st || !tp->kind) return GCR_ERR_OOM;
+    /* order: by the first store's strides, largest first (stable) */
+    int order[GCR_MAX_DIMS], n = 0;
+    const int64_t *key = g->n_out ? ir->values[g->out[0].value].m.strides : NULL;
+    for (int d = 0; d < nd; d++)
+        if (g->space.shape[d] != 1) order[n++] = d;
+    for (int i = 1; key && i < n; i++) {
+        int t = order[i], j = i;
+        while (j > 0 && key[order[j - 1]] < key[t]) { order[j] = order[j - 1]; j--; }
+        order[j] = t;
+    }
+    tp->nd = n;
+    for (int i = 0; i < n; i++) tp->shape[i] = g->space.shape[order[i]];
+    int64_t dense[GCR_MAX_DIMS], acc = 1;
+    for (int i = n - 1; i >= 0; i--) { dense[i] = acc; acc *= tp->shape[i]; }
+    tp->all_simple = true;
+    for (int j = 0; j < tp->nio; j++) {
+        const int64_t *src = j < g->n_in ? g->in[j].strides : ir->values[g->out[j - g->n_in].value].m.strides;
+        bool lin = true, con = true;
+        for (int i = 0; i < n; i++) {
+            tp->st[j][i] = src[order[i]];
+            lin = lin && tp->st[j][i] == dense[i];
+            con = con && tp->st[j][i] == 0;
+        }
+        tp->kind[j] = con ? 2 : lin ? 1 : 0;
+        if (!con && !lin) tp->all_simple = false;
+    }
+    return GCR_OK;
+}
+
+static void plan_free(tile_plan *tp)
+{
+    free(tp->st);
+    free(tp->kind);
+}
+
+/* every pointwise formula, applied over a tile; the switch is outside the element loop */
+static void eval_op(const gcr_expr *x, const float *const *A, float *out, int cnt)
+{
+    const float p0 = x->p0, p1 = x->p1;
+    const float *A0 = A[0], *A1 = A[1], *A2 = A[2], *A3 = A[3], *A4 = A[4];
+    switch (x->op) {
+#define X(E, name, arity, kind, expr)                                                            \
+    case GCR_OP_##E:                                                                             \
+        for (int t = 0; t < cnt; t++) {                                                          \
+            float a = A0[t], b = A1[t], c = A2[t], d = A3[t], e = A4[t];                         \
+            (void)a; (void)b; (void)c; (void)d; (void)e; (void)p0; (void)p1;                     \
+            out[t] = (float)(expr);                                                              \
+        }                                                                                        \
+        break;
+#include "../lib/ops.def"
+#undef X
+    default: break;
+    }
+    if (x->dtype != GCR_F32)
+        for (int t = 0; t < cnt; t++) out[t] = round_to(out[t], x->dtype);
+}
+
 /* Runs one group: loads through gin strides, expressions in order, stores to gout values. */
-static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g)
+static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const tile_plan *tp)
 {
     const gcr_ir *ir = v->ir;
-    int nd = g->space.ndim, nio = g->n_in + g->n_out;
+    int nd = tp->nd, nio = tp->nio;
     int64_t numel = gcr_meta_numel(&g->space);
-    const int64_t **io_st = st->io_st;
-    int64_t stz[GCR_MAX_DIMS] = {0};
-    for (int i = 0; i < g->n_in; i++) io_st[i] = g->in[i].strides;
-    for (int o = 0; o < g->n_out; o++) {
-        const gcr_meta *m = &ir->values[g->out[o].value].m;
-        io_st[g->n_in + o] = m->ndim == nd ? m->strides : stz;
-    }
     int64_t idx[GCR_MAX_DIMS] = {0};
     for (int j = 0; j < nio; j++) st->cur[j] = 0;
     for (int64_t base = 0; base < numel; base += GCR_TILE) {
         int cnt = (int)(numel - base < GCR_TILE ? numel - base : GCR_TILE);
-        for (int t = 0; t < cnt; t++) {
-            for (int j = 0; j < nio; j++) st->offs[j * GCR_TILE + t] = st->cur[j];
-            /* advance the row-major counter, carrying into outer dims */
-            for (int d = nd - 1; d >= 0; d--) {
-                idx[d]++;
-                for (int j = 0; j < nio; j++) st->cur[j] += io_st[j][d];
-                if (idx[d] < g->space.shape[d] || d == 0) break;
-                for (int j = 0; j < nio; j++) st->cur[j] -= io_st[j][d] * idx[d];
-                idx[d] = 0;
+        if (!tp->all_simple) {
+            for (int t = 0; t < cnt; t++) {
+                for (int j = 0; j < nio; j++) st->offs[j * GCR_TILE + t] = st->cur[j];
+                /* advance the row-major counter, carrying into outer dims */
+                for (int d = nd - 1; d >= 0; d--) {
+                    idx[d]++;
+                    for (int j = 0; j < nio; j++) st->cur[j] += tp->st[j][d];
+                    if (idx[d] < tp->shape[d] || d == 0) break;
+                    for (int j = 0; j < nio; j++) st->cur[j] -= tp->st[j][d] * idx[d];
+                    idx[d] = 0;
+                }
             }
         }
         for (int e = 0; e < g->n_expr; e++) {
@@ -62,30 +135,46 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g)
                 const void *p = v->ptr[in->value];
                 gcr_dtype dt = ir->values[in->value].m.dtype;
                 const int64_t *off = st->offs + (size_t)x->load * GCR_TILE;
-                if (dt == GCR_F32)
+                char k = tp->kind[x->load];
+                if (k == 1 && dt == GCR_F32) {
+                    memcpy(out, (const float *)p + base, sizeof(float) * (size_t)cnt);
+                } else if (k == 2) {
+                    float c = gcr_load_f32(p, dt, 0);
+                    for (int t = 0; t < cnt; t++) out[t] = c;
+                } else if (k == 1) {
+                    for (int t = 0; t < cnt; t++) out[t] = gcr_load_f32(p, dt, base + t);
+                } else if (dt == GCR_F32) {
                     for (int t = 0; t < cnt; t++) out[t] = ((const float *)p)[off[t]];
-                else
+                } else {
                     for (int t = 0; t < cnt; t++) out[t] = gcr_load_f32(p, dt, off[t]);
+                }
                 continue;
             }
-            const float *a[5];
-            float fixed[5];
+            const float *A[5];
             for (int k = 0; k < 5; k++) {
-                a[k] = x->arg[k] >= 0 ? st->vals + (size_t)x->arg[k] * GCR_TILE : NULL;
-                fixed[k] = k == 1 && x->has_scalar ? x->p0 : gcr_op_missing_input(x->op, k);
+                if (x->arg[k] >= 0) {
+                    A[k] = st->vals + (size_t)x->arg[k] * GCR_TILE;
+                    continue;
+                }
+                float c = k == 1 && x->has_scalar ? x->p0 : gcr_op_missing_input(x->op, k);
+                float *f = st->fill + (size_t)k * GCR_TILE;
+                if (f[0] != c || f[cnt - 1] != c)
+                    for (int t = 0; t < GCR_TILE; t++) f[t] = c;
+                A[k] = f;
             }
-#define ARG(k) (a[k] ? a[k][t] : fixed[k])
-            for (int t = 0; t < cnt; t++)
-                out[t] = round_to(gcr_pw_eval(x->op, ARG(0), ARG(1), ARG(2), ARG(3), ARG(4), x->p0, x->p1), x->dtype);
-#undef ARG
+            eval_op(x, A, out, cnt);
         }
         for (int o = 0; o < g->n_out; o++) {
             const gcr_gout *go = &g->out[o];
             void *p = v->ptr[go->value];
             gcr_dtype dt = ir->values[go->value].m.dtype;
             const float *val = st->vals + (size_t)go->expr * GCR_TILE;
+            char k = tp->kind[g->n_in + o];
             const int64_t *off = st->offs + (size_t)(g->n_in + o) * GCR_TILE;
-            for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, off[t], val[t]);
+            if (k == 1 && dt == GCR_F32) memcpy((float *)p + base, val, sizeof(float) * (size_t)cnt);
+            else if (k == 1) for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, base + t, val[t]);
+            else if (k == 2) gcr_store_f32(p, dt, 0, val[cnt - 1]);
+            else for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, off[t], val[t]);
         }
     }
 }
@@ -135,8 +224,20 @@ static gcr_status cpu_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     st->vals = malloc(sizeof(float) * (size_t)max_expr * GCR_TILE);
     st->offs = malloc(sizeof(int64_t) * (size_t)max_io * GCR_TILE);
     st->cur = malloc(sizeof(int64_t) * (size_t)max_io);
-    st->io_st = malloc(sizeof *st->io_st * (size_t)max_io);
-    if (!st->vals || !st->offs || !st->cur || !st->io_st) return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+    st->fill = malloc(sizeof(float) * 5 * GCR_TILE);
+    st->plans = calloc((size_t)(ir->n_kernels ? ir->n_kernels : 1) * (GCR_MAX_ANCHOR_IN + 1), sizeof *st->plans);
+    if (!st->vals || !st->offs || !st->cur || !st->fill || !st->plans)
+        return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+    for (int i = 0; i < 5 * GCR_TILE; i++) st->fill[i] = 0.0f;
+    st->n_plans = ir->n_kernels * (GCR_MAX_ANCHOR_IN + 1);
+    for (int k = 0; k < ir->n_kernels; k++) {
+        const gcr_kernel *K = &ir->kernels[k];
+        if (K->type != GCR_K_FUSED) continue;
+        const gcr_group *gs[GCR_MAX_ANCHOR_IN + 1] = {&K->epi, K->pro[0], K->pro[1], K->pro[2]};
+        for (int i = 0; i < GCR_MAX_ANCHOR_IN + 1; i++)
+            if (gs[i] && plan_group(ir, gs[i], &st->plans[k * (GCR_MAX_ANCHOR_IN + 1) + i]) != GCR_OK)
+                return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+    }
     return GCR_OK;
 }
 
@@ -151,10 +252,11 @@ static gcr_status cpu_run(gcr_graph *g, gcr_variant *v)
         if (K->type == GCR_K_EAGER) {
             GCR_TRY(gcr_variant_run_node(g, v, K->node));
         } else {
+            const tile_plan *tp = &st->plans[k * (GCR_MAX_ANCHOR_IN + 1)];
             for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
-                if (K->pro[j]) run_group(st, v, K->pro[j]);
+                if (K->pro[j]) run_group(st, v, K->pro[j], &tp[1 + j]);
             if (K->node >= 0) GCR_TRY(gcr_variant_run_node(g, v, K->node));
-            if (K->epi.n_expr > 0) run_group(st, v, &K->epi);
+            if (K->epi.n_expr > 0) run_group(st, v, &K->epi, &tp[0]);
         }
         if (prof) gcr_prof_add(g, K->name, t0, gcr_prof_now_us() - t0);
     }
@@ -171,7 +273,9 @@ static void cpu_destroy(gcr_graph *g, gcr_variant *v)
     free(st->vals);
     free(st->offs);
     free(st->cur);
-    free(st->io_st);
+    free(st->fill);
+    for (int i = 0; st->plans && i < st->n_plans; i++) plan_free(&st->plans[i]);
+    free(st->plans);
     free(st);
     v->ex_state = NULL;
 }
