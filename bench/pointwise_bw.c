@@ -3,7 +3,9 @@
  * built from the whole expression through gcr_cuda_pointwise_expr). Bytes count reads + writes
  * of the op's own inputs and result (for the 4-op hardswish: those of the one fused op, so its
  * figure shows the cost of the round trips). Reported as GB/s and as a fraction of a device-to-
- * device cudaMemcpy measured in the same run. Times are CUDA events around ITERS calls. */
+ * device cudaMemcpy measured in the same run. Times are CUDA events around ITERS calls. Further
+ * rows show the N-d paths on the same tensor: batch_norm ([C] params), a multiply by an SE-style
+ * [N,C,1,1] tensor, an NCHW -> NHWC copy, and reductions (bytes: the input read once). */
 #include "gcr.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,26 @@ int main(void)
          * the division costs where the kernel is no longer memory-bound */
         TIMED(ctx, gcr_cuda_pointwise_expr(ctx, hs_mul, 1, &x, out, NULL));
         row("  same, * (1/6) not / 6", dn, 2.0 * n * es, ms, copy_gbs);
+        /* the N-d (broadcast / strided) paths: per-channel batch norm, an SE-style [N,C,1,1]
+         * multiply, a layout change, and reductions */
+        int64_t cs[1] = {SHAPE[1]}, se[4] = {SHAPE[0], SHAPE[1], 1, 1};
+        float hp[64 * 256];
+        for (int i = 0; i < 64 * 256; i++) hp[i] = 0.5f + (float)(i % 7) * 0.1f;
+        gcr_tensor *pc32 = gcr_tensor_from_data(ctx, GCR_F32, 1, cs, GCR_NCHW, hp);
+        gcr_tensor *ps32 = gcr_tensor_from_data(ctx, GCR_F32, 4, se, GCR_NCHW, hp);
+        gcr_tensor *pc = gcr_cast(ctx, pc32, dt), *ps = gcr_cast(ctx, ps32, dt);
+        TIMED(ctx, gcr_tensor_free(gcr_batch_norm(ctx, x, pc, pc, pc, pc, 1e-5f)));
+        row("batch_norm (params [C])", dn, 2.0 * n * es, ms, copy_gbs);
+        TIMED(ctx, gcr_tensor_free(gcr_mul(ctx, x, ps)));
+        row("mul by [N,C,1,1]", dn, 2.0 * n * es, ms, copy_gbs);
+        TIMED(ctx, gcr_tensor_free(gcr_contiguous(ctx, x, GCR_NHWC)));
+        row("contiguous nchw -> nhwc", dn, 2.0 * n * es, ms, copy_gbs);
+        int hw[2] = {2, 3};
+        TIMED(ctx, gcr_tensor_free(gcr_mean(ctx, x, hw, 2, 1)));
+        row("mean over H,W", dn, 1.0 * n * es, ms, copy_gbs);
+        TIMED(ctx, gcr_tensor_free(gcr_sum(ctx, x, NULL, 0, 0)));
+        row("sum of everything", dn, 1.0 * n * es, ms, copy_gbs);
+        gcr_tensor_free(pc), gcr_tensor_free(ps), gcr_tensor_free(pc32), gcr_tensor_free(ps32);
         gcr_tensor_free(out);
         if (f) gcr_tensor_free(x), gcr_tensor_free(y);
     }

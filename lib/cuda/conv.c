@@ -1,6 +1,6 @@
 /* conv.c — conv2d on the GPU: depthwise convs (groups == C == O) get the memory-bound depthwise
  * kernel, every other conv (1x1 included, which the engine runs as a plain GEMM) the dense
- * implicit-GEMM engine of kernels/gemm.cuh. Also the engine's launcher and program text, shared
+ * implicit-GEMM engine of kernels/gemm.cuh, or its GEMV kernel when there are at most 8 rows. Also the engine's launcher and program text, shared
  * with matmul.c, and the hooked entry points capture/ uses to fuse prologues and epilogues. */
 #include "dense.h"
 #include <stdio.h>
@@ -69,18 +69,29 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
               GCR_ERR_UNSUPPORTED, "cuda dense: problem %lldx%lldx%lld with %lld batches exceeds the kernel's index range",
               (long long)a->M, (long long)a->N, (long long)a->K, (long long)z);
     int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80;
-    /* the 64-wide tile when it still gives every SM a block, else the 32 one (batch-1 latency) */
-    int64_t blocks64 = ((a->M + 63) / 64) * ((a->N + 63) / 64) * z;
-    int big = blocks64 >= gcr_cuda_sm_count(ctx);
-    int tile = big ? 64 : 32;
+    int64_t sms = gcr_cuda_sm_count(ctx);
     char name[48];
-    snprintf(name, sizeof name, "gcr_dense_%s%d_%s", tc ? "mma" : "fma", tile, dt_suffix(dt));
+    unsigned gx, gy, threads;
+    if (a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast) {
+        /* batch-1 classifier / squeeze-excite: a warp per output column streams the weights */
+        snprintf(name, sizeof name, "gcr_gemv_%s", dt_suffix(dt));
+        gx = (unsigned)((a->N + 7) / 8);
+        gy = 1;
+        threads = 256;
+    } else {
+        /* the largest tile that still gives every SM a block; the 32 tile splits K inside the block */
+        int64_t t64 = ((a->M + 63) / 64) * ((a->N + 63) / 64) * z, tt = ((a->M + 127) / 128) * ((a->N + 31) / 32) * z;
+        const char *cfg = a->N <= 32 && tt >= sms ? "t" : t64 >= sms ? "64" : "32";
+        int bm = cfg[0] == 't' ? 128 : cfg[0] == '6' ? 64 : 32, bn = cfg[0] == '6' ? 64 : 32;
+        snprintf(name, sizeof name, "gcr_dense_%s%s_%s", tc ? "mma" : "fma", cfg, dt_suffix(dt));
+        gx = (unsigned)((a->M + bm - 1) / bm);
+        gy = (unsigned)((a->N + bn - 1) / bn);
+        threads = tc ? 128 : 256;
+    }
     gcr_kernel *k;
     GCR_TRY(get_kernel(ctx, "conv.cuh", dt, h, name, &k));
-    unsigned threads = tc ? 128 : big ? 256 : 64;
     void *std[] = {(void *)a, &x, &w, &out, &bias};
-    return launch(ctx, k, (unsigned)((a->M + tile - 1) / tile), (unsigned)((a->N + tile - 1) / tile), (unsigned)z,
-                  threads, std, 5, h);
+    return launch(ctx, k, gx, gy, (unsigned)z, threads, std, 5, h);
 }
 
 static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)

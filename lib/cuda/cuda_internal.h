@@ -90,7 +90,7 @@ typedef struct gcr_cuda_state {
     struct gcr_cuda_program_cache *programs; /* uthash by full key */
     struct gcr_cuda_pw_entry *pw;            /* eager pointwise kernels by packed key (pointwise.c) */
     gcr_kernel *red[3][3][5];                /* reduce kernels [op][dtype][1,32,256,part,fin] (reduce.c, lazy) */
-    gcr_kernel *copy[4];                     /* strided copy by element size 1,2,4,8 (movement.c, lazy) */
+    gcr_kernel *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */
     gcr_cuda_cache_stats cache;
 } gcr_cuda_state;
 

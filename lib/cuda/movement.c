@@ -1,5 +1,6 @@
 /* movement.c — eager CONTIGUOUS and CONCAT on the GPU: both are strided copies by element size
- * (kernels/movement.cuh); a copy that collapses to one dense run is a cudaMemcpyAsync. */
+ * (kernels/movement.cuh); a copy that collapses to one dense run is a cudaMemcpyAsync, one that
+ * collapses to a batch of 2-d transposes (NCHW <-> NHWC) a tiled transpose. */
 #include "cuda_ops.h"
 #include <stdio.h>
 
@@ -15,6 +16,36 @@ struct gcr_copy_args {
     long long shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
     gcr_cuda_divs divs;
 };
+
+/* host mirror of struct gcr_transpose_args in kernels/movement.cuh */
+struct gcr_transpose_args {
+    void *dst;
+    const void *src;
+    long long P, Q, sa, da;
+};
+
+static gcr_status load(gcr_ctx *ctx, gcr_cuda_state *st)
+{
+    static const char *const names[8] = {"gcr_copy_1", "gcr_copy_2", "gcr_copy_4", "gcr_copy_8",
+                                         "gcr_transpose_1", "gcr_transpose_2", "gcr_transpose_4", "gcr_transpose_8"};
+    return gcr_cuda_program(ctx, "#include \"movement.cuh\"\n", names, 8, st->copy);
+}
+
+/* A collapsed copy that is a batch of 2-d transposes: dst [A][P][Q] dense, src (a, p, q) at
+ * a*sa + p + q*P. NCHW <-> NHWC of any 4-d tensor collapses to this. */
+static bool is_transpose(int nd, const int64_t *shape, int64_t s[2][GCR_MAX_DIMS], struct gcr_transpose_args *t)
+{
+    if (nd != 2 && nd != 3) return false;
+    int o = nd - 2; /* index of P */
+    int64_t P = shape[o], Q = shape[o + 1], A = nd == 3 ? shape[0] : 1;
+    if (s[0][o + 1] != 1 || s[0][o] != Q || s[1][o] != 1 || s[1][o + 1] != P) return false;
+    if (A > 65535 || (P + 31) / 32 > 65535) return false;
+    t->P = P;
+    t->Q = Q;
+    t->da = nd == 3 ? s[0][0] : 0;
+    t->sa = nd == 3 ? s[1][0] : 0;
+    return true;
+}
 
 gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, const gcr_meta *sm, const void *sp)
 {
@@ -33,9 +64,15 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
     if (nd == 0 || (nd == 1 && s[0][0] == 1 && s[1][0] == 1))
         return gcr_cuda_error(ctx, cudaMemcpyAsync(dp, sp, (size_t)n * es, cudaMemcpyDeviceToDevice, st->stream),
                               "copy: cudaMemcpyAsync");
-    if (!st->copy[0]) {
-        static const char *const names[4] = {"gcr_copy_1", "gcr_copy_2", "gcr_copy_4", "gcr_copy_8"};
-        GCR_TRY(gcr_cuda_program(ctx, "#include \"movement.cuh\"\n", names, 4, st->copy));
+    if (!st->copy[0]) GCR_TRY(load(ctx, st));
+    int k = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
+    struct gcr_transpose_args t;
+    if (is_transpose(nd, shape, s, &t)) {
+        t.dst = dp;
+        t.src = sp;
+        void *targs[] = {&t};
+        return gcr_cuda_launch(ctx, st->copy[4 + k], (unsigned)((t.Q + 31) / 32), (unsigned)((t.P + 31) / 32),
+                               nd == 3 ? (unsigned)shape[0] : 1, 32, 8, 1, 0, targs);
     }
     struct gcr_copy_args a;
     memset(&a, 0, sizeof a);
@@ -49,7 +86,6 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
         a.dst_st[d] = s[0][d];
         a.src_st[d] = s[1][d];
     }
-    int k = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
     void *args[] = {&a};
     return gcr_cuda_launch(ctx, st->copy[k], gcr_cuda_grid(ctx, n, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
 }
