@@ -199,6 +199,10 @@ typedef enum gcr_fuse_how {
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how);
 /* Merges the groups of a and b (after gcr_fuse_legal said yes). */
 void gcr_fuse_merge(gcr_ir *ir, int a, int b);
+/* Proposals shared by the epilogue/prologue/reduction passes: merge the pointwise group reading
+ * anchor a's result into a's kernel; merge pointwise producers of anchor b's inputs into b's. */
+void gcr_fuse_try_epilogue(gcr_ir *ir, int a);
+void gcr_fuse_try_prologue(gcr_ir *ir, int b);
 
 /* Passes, run in this order by gcr_ir_optimize(). Each reads and rewrites the IR. */
 gcr_status gcr_pass_fold_bn(gcr_ir *ir);     /* conv -> batch_norm with constants: new weights */

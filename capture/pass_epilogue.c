@@ -2,9 +2,6 @@
  * nothing else reads runs in that kernel's store (bias, folded BN affine, activation, residual). */
 #include "ir.h"
 
-/* Merges the pointwise group reading anchor a's result into a's kernel when legal; shared with
- * the reduction pass. */
-void gcr_fuse_try_epilogue(gcr_ir *ir, int a);
 void gcr_fuse_try_epilogue(gcr_ir *ir, int a)
 {
     int nc;

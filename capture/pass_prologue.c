@@ -3,9 +3,6 @@
  * the squeeze-excite x * hardsigmoid(s[n,c]) before a 1x1 conv. */
 #include "ir.h"
 
-/* Merges the pointwise producers of anchor b's inputs into b's kernel where legal; shared with
- * the reduction pass. */
-void gcr_fuse_try_prologue(gcr_ir *ir, int b);
 void gcr_fuse_try_prologue(gcr_ir *ir, int b)
 {
     const gcr_node *nb = &ir->nodes[b];

@@ -4,9 +4,6 @@
  * the raw input). */
 #include "ir.h"
 
-void gcr_fuse_try_epilogue(gcr_ir *ir, int a);
-void gcr_fuse_try_prologue(gcr_ir *ir, int b);
-
 gcr_status gcr_pass_reduction(gcr_ir *ir)
 {
     for (int a = 0; a < ir->n_nodes; a++) {

@@ -1,6 +1,7 @@
 /* dump.c — knobs.dump (GCR_DUMP=trace,fused,source,plan) writes, under knobs.dump_dir, for each
  * variant built: the trace before fusion (text + dot), after fusion (text + dot), the CPU source
- * of every fused group (expression text), and the memory plan. Files are named g<id>_v<n>_*. */
+ * of every fused group (expression text), and the memory plan. Files are named g<k>_v<n>_*: the k-th variant dumped on the ctx,
+ * the graph's n-th variant. */
 #include "graph.h"
 #include <errno.h>
 #include <stdio.h>
@@ -48,9 +49,9 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v)
         gcr_info(ctx, "dump: cannot create %s", dir);
         return;
     }
-    static unsigned long serial; /* distinguishes graphs within a process; names only */
+    gcr_capstate *cs = gcr_capstate_get(ctx);
     char stem[64];
-    snprintf(stem, sizeof stem, "g%lu_v%d", ++serial, g->stats.variants);
+    snprintf(stem, sizeof stem, "g%lu_v%d", cs ? ++cs->dumps : 0ul, g->stats.variants);
     if (want(ctx, "trace")) {
         char *t = describe(g->trace), *d = gcr_ir_dot(g->trace, false);
         write_file(ctx, dir, stem, "trace.txt", t);

@@ -96,6 +96,7 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v);
 typedef struct gcr_capstate {
     gcr_ir *cur;             /* open trace (CAPTURE mode) */
     gcr_graph *graphs;       /* explicit graphs not yet destroyed */
+    unsigned long dumps;     /* variants dumped so far (file names) */
 } gcr_capstate;
 gcr_capstate *gcr_capstate_get(gcr_ctx *ctx);
 

@@ -4,7 +4,13 @@
  * returning the same handles, then replay that variant's graph at the region's end. A pass that
  * differs switches to another cached variant with the same prefix, or diverges: a new trace
  * copies the matched prefix (reusing its handles) and records the rest; at the end a new graph
- * is built for it (knobs.retrace) or its op list runs eagerly. A stale graph never runs. */
+ * is built for it (knobs.retrace) or its op list runs eagerly. A stale graph never runs.
+ *
+ * Limits: external tensors are matched by handle, so a body that creates its input tensors anew
+ * each pass, or feeds a region output back in as the next pass's input (recurrent state),
+ * re-traces every pass (correct, but never replays); write new data into the same tensors
+ * instead. Leaving the body with break/return skips gcr_region_end and leaves the ctx in capture
+ * or check mode. */
 #include "graph.h"
 #include <stdio.h>
 #include <stdlib.h>
