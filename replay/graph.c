@@ -46,6 +46,9 @@ static bool meta_equal(const gcr_meta *a, const gcr_meta *b)
 
 static const gcr_executor *pick_executor(gcr_ctx *ctx)
 {
+    /* testing only: GCR_TEST_EXECUTOR=generic runs the device-independent executor anywhere */
+    const char *force = getenv("GCR_TEST_EXECUTOR");
+    if (force && !strcmp(force, "generic")) return &gcr_generic_executor;
     if (ctx->device == GCR_DEVICE_CPU) return &gcr_cpu_executor;
     return gcr_cuda_executor ? gcr_cuda_executor : &gcr_generic_executor;
 }

@@ -145,6 +145,20 @@ static void test_views(void)
     run_model(m_views, ins, 1, 3);
 }
 
+/* the device-independent executor (what a CUDA build without codegen would run) on the same
+ * models: every node through the backend, fused groups' internals in scratch */
+static void test_generic_executor(void)
+{
+    setenv("GCR_TEST_EXECUTOR", "generic", 1);
+    cu_input ins[] = {{4, {2, 6, 3, 5}, 0, 0, 0}, {3, {6, 1, 1}, 0, 0, 0}, {4, {1, 6, 1, 1}, 0, 0, 0}};
+    run_model(m_dag, ins, 3, 2);
+    cu_input cins[] = {{4, {2, 8, 7, 5}, 0, 0, 0}, {4, {8, 8, 3, 3}, 1, 0, 0}, {1, {8}, 1, 0, 0}, {4, {12, 2, 1, 1}, 1, 0, 0}};
+    run_model(m_conv, cins, 4, 2);
+    cu_input vins[] = {{4, {2, 3, 4, 5}, 0, 0, 0}};
+    run_model(m_views, vins, 1, 2);
+    unsetenv("GCR_TEST_EXECUTOR");
+}
+
 /* capture runs nothing, traced tensors have no data, and misuse is reported */
 static void test_misuse(void)
 {
@@ -235,5 +249,6 @@ int main(void)
     RUN(test_conv);
     RUN(test_linear);
     RUN(test_views);
+    RUN(test_generic_executor);
     return h_finish();
 }
