@@ -276,7 +276,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
         }
     }
     /* Kahn's algorithm, smallest kernel id first: keeps the trace order where possible */
-    int head = 0, tail = 0;
+    int tail = 0;
     if (s == GCR_OK) {
         char *done = calloc((size_t)nk + 1, 1);
         for (int round = 0; round < nk && done; round++) {
@@ -303,7 +303,6 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
             s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
         }
     }
-    (void)head;
     for (int k = 0; k < nk; k++) free(deps[k]);
     free(deps);
     free(ndeps);
