@@ -84,9 +84,14 @@ static const conv_case convs[] = {
     {1, 40, 14, 14, 40, 5, 5, 2, 2, 2, 2, 1, 1, 40, 0},  /* depthwise 5x5 s2 */
     {2, 10, 11, 9, 10, 3, 2, 2, 1, 1, 0, 2, 1, 10, 1},   /* depthwise, odd taps (run-time loop) */
     {2, 6, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 6, 1},      /* channel multiplier 2: grouped, not depthwise */
+    {3, 48, 1, 1, 20, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},     /* squeeze-excite: 1x1 spatial, GEMV kernel */
+    {1, 40, 3, 2, 70, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0},     /* 2 output pixels: GEMV with a stride */
+    /* large ones: layouts covered by the small ones */
     {2, 64, 64, 64, 128, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* enough tiles for the 64-wide engine */
-    {1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* MobileNet tail: tiny M, long K */
+    {2, 16, 96, 96, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* N <= 32 with many rows: the tall tile */
+    {1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* MobileNet tail: tiny M, long K (split K) */
 };
+#define N_BIG_CONVS 3
 
 static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
 {
@@ -113,7 +118,7 @@ static void test_conv(void)
     for (int i = 0; i < n; i++)
         for (int d = 0; d < 3; d++)
             for (int l = 0; l < 4; l++) {
-                if (i >= n - 2 && l >= 2) continue; /* big cases: layouts are covered by the small ones */
+                if (i >= n - N_BIG_CONVS && l >= 2) continue;
                 conv_one(&convs[i], dts[d], (enum lay)l);
             }
 }
@@ -179,8 +184,10 @@ static void test_linear(void)
 {
     const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
     for (int d = 0; d < 3; d++) {
-        int64_t x1[1] = {77}, x2[2] = {9, 77}, x3[3] = {3, 11, 45};
+        int64_t x1[1] = {77}, x2[2] = {9, 77}, x3[3] = {3, 11, 45}, x4[2] = {5, 77};
         linear_one(1, x1, 31, 1, L_DENSE, dts[d]);
+        linear_one(2, x4, 31, 1, L_DENSE, dts[d]); /* GEMV */
+        linear_one(2, x4, 33, 0, L_PERM, dts[d]);
         linear_one(2, x2, 31, 1, L_DENSE, dts[d]);
         linear_one(2, x2, 31, 0, L_PERM, dts[d]);
         linear_one(3, x3, 50, 1, L_DENSE, dts[d]);
@@ -296,18 +303,21 @@ static void hooked_conv_one(const conv_case *k, enum lay lay)
     gcr_scope_end(gpu, s1);
 }
 
-static void hooked_matmul(void)
+/* rows 13 per batch item of 4 (dense engine), or 3 rows of a 2-d input (GEMV; n is then 0) */
+static void hooked_matmul(int gemv)
 {
     uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
     int64_t xs[3] = {4, 13, 37}, ws[2] = {21, 37}, bs[1] = {21}, ses[2] = {4, 37}, ys[3] = {4, 13, 21};
+    if (gemv) xs[0] = ys[0] = ses[0] = 1, xs[1] = ys[1] = 3;
     gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg, *rc, *rg;
-    make2(GCR_F32, 3, xs, L_DENSE, &xc, &xg);
+    int nd = gemv ? 2 : 3;
+    make2(GCR_F32, nd, xs + 3 - nd, L_DENSE, &xc, &xg);
     make2(GCR_F32, 2, ws, L_DENSE, &wc, &wg);
     make2(GCR_F32, 1, bs, L_DENSE, &bc, &bg);
     make2(GCR_F32, 2, ses, L_DENSE, &sc, &sg);
-    make2(GCR_F32, 3, ys, L_DENSE, &rc, &rg);
+    make2(GCR_F32, nd, ys + 3 - nd, L_DENSE, &rc, &rg);
     float alpha = -1.5f;
-    int64_t se3[3] = {4, 1, 37};
+    int64_t se3[3] = {ses[0], 1, 37};
     gcr_tensor *sc3 = gcr_reshape(cpu, sc, 3, se3);
     gcr_tensor *ref = gcr_add(cpu, gcr_mul_scalar(cpu, gcr_linear(cpu, gcr_mul(cpu, gcr_relu(cpu, xc), sc3), wc, bc), alpha), rc);
     gcr_call c = {0};
@@ -320,7 +330,7 @@ static void hooked_matmul(void)
     void *extra[] = {&sep, &rp, &alpha, &ch};
     gcr_cuda_hooks h = {hook_defs, extra, 4};
     gcr_status st = out ? gcr_cuda_matmul_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
-    if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F32, "hooked linear [4,13,37] -> 21");
+    if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F32, gemv ? "hooked linear [3,37] -> 21 (gemv)" : "hooked linear [4,13,37] -> 21");
     gcr_ctx_clear_error(gpu);
     gcr_scope_end(cpu, s0);
     gcr_scope_end(gpu, s1);
@@ -334,7 +344,10 @@ static void test_hooks(void)
     hooked_conv_one(&convs[4], L_NHWC);   /* grouped: channel offsets per group */
     hooked_conv_one(&convs[5], L_DENSE);  /* depthwise */
     hooked_conv_one(&convs[5], L_NHWC);
-    hooked_matmul();
+    hooked_conv_one(&convs[9], L_DENSE);  /* GEMV */
+    hooked_conv_one(&convs[13], L_NHWC);  /* split K */
+    hooked_matmul(0);
+    hooked_matmul(1);
 }
 #else
 static void test_hooks(void) {}

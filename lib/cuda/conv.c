@@ -86,7 +86,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
         snprintf(name, sizeof name, "gcr_dense_%s%s_%s", tc ? "mma" : "fma", cfg, dt_suffix(dt));
         gx = (unsigned)((a->M + bm - 1) / bm);
         gy = (unsigned)((a->N + bn - 1) / bn);
-        threads = tc ? 128 : 256;
+        threads = 256;
     }
     gcr_kernel *k;
     GCR_TRY(get_kernel(ctx, "conv.cuh", dt, h, name, &k));

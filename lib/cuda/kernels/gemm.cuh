@@ -213,7 +213,7 @@ template <int BM_, int BN_, int BK_, int TM_, int TN_, int SK_> struct gcr_fma_c
            THREADS = GT * SK_, MINB = 2, MMA = 0 };
 };
 typedef gcr_fma_cfg<64, 64, 16, 4, 4, 1> gcr_cfg_fma64;  /* 256 threads */
-typedef gcr_fma_cfg<32, 32, 16, 4, 4, 4> gcr_cfg_fma32;  /* 256 threads, 4-way split K */
+typedef gcr_fma_cfg<32, 32, 64, 4, 4, 4> gcr_cfg_fma32;  /* 256 threads, 4-way split K; BK 64 keeps loads in flight */
 typedef gcr_fma_cfg<128, 32, 16, 8, 2, 1> gcr_cfg_fmat;  /* 256 threads, for N <= 32 */
 
 template <typename T, class CFG, class Pro, class Epi>
@@ -223,9 +223,17 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
     enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, TM = CFG::TM, TN = CFG::TN, SK = CFG::SK, GT = CFG::GT };
     enum { NT = CFG::THREADS, NA = BM * BK / NT, NB = BK * BN / NT };
     __shared__ gcr_dn_tabs<BM, BK> s;
-    __shared__ float As[BK][BM + 1]; /* [k][row]: +1 keeps column writes conflict-free */
-    __shared__ float Bs[BK][BN + 1];
-    __shared__ float Cs[SK][BM][BN + 1];
+    /* the accumulator stage reuses the operand tiles' memory once the K loop is done */
+    __shared__ union {
+        struct {
+            float As[BK][BM + 1]; /* [k][row]: +1 keeps column writes conflict-free */
+            float Bs[BK][BN + 1];
+        } ab;
+        float Cs[SK][BM][BN + 1];
+    } sm;
+    auto &As = sm.ab.As;
+    auto &Bs = sm.ab.Bs;
+    auto &Cs = sm.Cs;
     const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
     const int H = (int)p.H, W = (int)p.W, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
     long long za, zb, zo;
@@ -298,14 +306,14 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
 
 /* ---------------------------------------------------------------- tensor-core engine (f16/bf16, sm_80+) */
 
-/* 4 warps as WM x WN x WK; each warp owns a 32x32 piece of the BM x BN tile and every WK-th k16
- * step of the BK tile (WK > 1 splits K inside the block for small grids). */
+/* 8 warps as WM x WN x WK; each warp owns a (BM/WM) x (BN/WN) piece of the BM x BN tile and every
+ * WK-th k16 step of the BK tile (WK > 1 splits K inside the block: more warps per tile). */
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int WK_> struct gcr_mma_cfg {
     enum { BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WK = WK_, THREADS = 32 * WM_ * WN_ * WK_, MINB = 2, MMA = 1 };
 };
-typedef gcr_mma_cfg<64, 64, 32, 2, 2, 1> gcr_cfg_mma64;
-typedef gcr_mma_cfg<32, 32, 64, 1, 1, 4> gcr_cfg_mma32;  /* split K 4 ways */
-typedef gcr_mma_cfg<128, 32, 16, 4, 1, 1> gcr_cfg_mmat;  /* for N <= 32 (BK 16 keeps it in registers) */
+typedef gcr_mma_cfg<64, 64, 32, 2, 2, 2> gcr_cfg_mma64;
+typedef gcr_mma_cfg<32, 32, 64, 2, 2, 2> gcr_cfg_mma32;
+typedef gcr_mma_cfg<128, 32, 16, 4, 2, 1> gcr_cfg_mmat;  /* for N <= 32 */
 
 template <typename T> struct gcr_dn_is_bf16 { enum { v = 0 }; };
 template <> struct gcr_dn_is_bf16<gcr_dn_bf16> { enum { v = 1 }; };
@@ -318,9 +326,17 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
     enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, NT = CFG::THREADS, LD = BK + 8, WK = CFG::WK };
     enum { NA = BM * BK / NT, NB = BK * BN / NT, TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
     __shared__ gcr_dn_tabs<BM, BK> s;
-    __shared__ __align__(16) unsigned short As[BM][LD]; /* [row][k]: k pairs feed the fragments */
-    __shared__ __align__(16) unsigned short Bs[BN][LD]; /* [col][k] */
-    __shared__ float Cs[WK][BM][BN + 1];
+    /* the accumulator stage reuses the operand tiles' memory once the K loop is done */
+    __shared__ __align__(16) union {
+        struct {
+            unsigned short As[BM][LD]; /* [row][k]: k pairs feed the fragments */
+            unsigned short Bs[BN][LD]; /* [col][k] */
+        } ab;
+        float Cs[WK][BM][BN + 1];
+    } sm;
+    auto &As = sm.ab.As;
+    auto &Bs = sm.ab.Bs;
+    auto &Cs = sm.Cs;
     const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
     const int H = (int)p.H, W = (int)p.W, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
     long long za, zb, zo;
