@@ -195,15 +195,25 @@ size_t gcr_value_bytes(const gcr_value *v)
     return (size_t)gcr_meta_span(&v->m) * gcr_dtype_size(v->m.dtype);
 }
 
-gcr_status gcr_ir_reinfer(gcr_ir *ir)
+gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs)
 {
     /* stand-in tensors carry the metas gcr_infer reads */
     gcr_tensor *tmp = calloc((size_t)(ir->n_values ? ir->n_values : 1), sizeof *tmp);
-    if (!tmp) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory re-inferring");
+    gcr_meta *rec = malloc(sizeof *rec * (size_t)(ir->n_values ? ir->n_values : 1)); /* as recorded */
+    if (!tmp || !rec) {
+        free(tmp);
+        free(rec);
+        return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory re-inferring");
+    }
     for (int v = 0; v < ir->n_values; v++) {
         tmp[v].ctx = ir->ctx;
         tmp[v].m = ir->values[v].m;
         tmp[v].value = v;
+        rec[v] = ir->values[v].m;
+    }
+    for (int i = 0; i < ir->n_inputs; i++) {
+        ir->values[ir->inputs[i]].m = inputs[i];
+        tmp[ir->inputs[i]].m = inputs[i];
     }
     gcr_status s = GCR_OK;
     for (int i = 0; i < ir->n_nodes && s == GCR_OK; i++) {
@@ -217,6 +227,10 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir)
         for (int k = 0; k < n->n_in; k++) c.in[k] = n->in[k] >= 0 ? &tmp[n->in[k]] : NULL;
         gcr_meta m;
         char err[512];
+        if (gcr_frozen_shape_changed(n, &rec[n->in[0]], &tmp[n->in[0]].m, err, sizeof err)) {
+            s = gcr_set_error(ir->ctx, GCR_ERR_SHAPE, "re-specialising the graph for new input shapes: %s", err);
+            break;
+        }
         s = gcr_infer(&c, &m, err, sizeof err);
         if (s != GCR_OK) {
             gcr_set_error(ir->ctx, s, "re-specialising the graph for new input shapes: %s", err);
@@ -232,5 +246,17 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir)
         }
     }
     free(tmp);
+    free(rec);
     return s;
+}
+
+bool gcr_frozen_shape_changed(const gcr_node *n, const gcr_meta *recorded, const gcr_meta *now, char *err, size_t errn)
+{
+    if (n->op != GCR_OP_RESHAPE && n->op != GCR_OP_SLICE) return false;
+    if (gcr_meta_same_shape(recorded, now)) return false;
+    char b1[96], b2[96];
+    snprintf(err, errn, "%s: its parameters were frozen at capture for input %s, the input is now %s "
+             "(capture again, or use a region, which re-traces)", gcr_op_table[n->op].name,
+             gcr_meta_str(recorded, b1, sizeof b1), gcr_meta_str(now, b2, sizeof b2));
+    return true;
 }

@@ -6,10 +6,45 @@
 
 static bool is_const(const gcr_ir *ir, int v) { return v < 0 || ir->values[v].kind == GCR_V_CONST; }
 
+/* f32 copy of t (or t itself): the fold is computed in f32 and rounded once to the weights'
+ * dtype, as close as folding can get to the unfolded f16/bf16 conv + batch norm */
+static gcr_tensor *as_f32(gcr_ctx *ctx, gcr_tensor *t, gcr_tensor **made)
+{
+    *made = NULL;
+    if (!t || t->m.dtype == GCR_F32) return t;
+    return *made = gcr_cast(ctx, t, GCR_F32);
+}
+
 /* eager helpers that tolerate NULL (errors are caught by the caller through ctx->status) */
+static gcr_tensor *fold_f32(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b, gcr_tensor *mean, gcr_tensor *var,
+                            gcr_tensor *gamma, gcr_tensor *beta, float eps, gcr_tensor **bias_out);
+
 static gcr_tensor *fold_weights(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b, gcr_tensor *mean, gcr_tensor *var,
                                 gcr_tensor *gamma, gcr_tensor *beta, float eps, gcr_tensor **bias_out)
 {
+    gcr_dtype dt = w->m.dtype;
+    gcr_tensor *m[6], *bias = NULL;
+    gcr_tensor *w2 = fold_f32(ctx, as_f32(ctx, w, &m[0]), as_f32(ctx, b, &m[1]), as_f32(ctx, mean, &m[2]),
+                              as_f32(ctx, var, &m[3]), as_f32(ctx, gamma, &m[4]), as_f32(ctx, beta, &m[5]), eps, &bias);
+    for (int i = 0; i < 6; i++) gcr_tensor_free(m[i]);
+    if (dt != GCR_F32) {
+        gcr_tensor *wc = w2 ? gcr_cast(ctx, w2, dt) : NULL, *bc = bias ? gcr_cast(ctx, bias, dt) : NULL;
+        gcr_tensor_free(w2);
+        gcr_tensor_free(bias);
+        w2 = wc;
+        bias = bc;
+    }
+    *bias_out = bias;
+    return w2;
+}
+
+static gcr_tensor *fold_f32(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b, gcr_tensor *mean, gcr_tensor *var,
+                            gcr_tensor *gamma, gcr_tensor *beta, float eps, gcr_tensor **bias_out)
+{
+    if (!w || !mean || !var) {
+        *bias_out = NULL;
+        return NULL;
+    }
     int64_t O = w->m.shape[0];
     gcr_tensor *ve = gcr_add_scalar(ctx, var, eps);
     gcr_tensor *s = ve ? gcr_rsqrt(ctx, ve) : NULL;            /* [O] */

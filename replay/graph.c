@@ -183,13 +183,11 @@ static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant *
         bool changed = false;
         for (int i = 0; i < g->n_inputs; i++) {
             v->sig[i] = sig[i];
-            gcr_value *x = &v->ir->values[v->ir->inputs[i]];
-            if (!meta_equal(&x->m, &sig[i])) changed = true;
-            x->m = sig[i];
+            if (!meta_equal(&v->ir->values[v->ir->inputs[i]].m, &sig[i])) changed = true;
         }
         v->key = sig_hash(sig, g->n_inputs);
         for (int i = 0; i < v->ir->n_nodes; i++) v->ir->nodes[i].nofuse = nofuse[i];
-        if (changed && (s = gcr_ir_reinfer(v->ir)) != GCR_OK) break;
+        if (changed && (s = gcr_ir_reinfer(v->ir, sig)) != GCR_OK) break;
         if ((s = gcr_ir_optimize(v->ir)) != GCR_OK) break;
         if ((s = variant_alloc(g, v)) != GCR_OK) break;
         v->ex = pick_executor(ctx);

@@ -183,6 +183,35 @@ static void test_frozen_reshape(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* a slice to the end, frozen at capture, would silently cut a wider input: refused in both
+ * knob settings; a region re-traces the body and gets it right */
+static void test_frozen_slice(void)
+{
+    for (int retrace = 0; retrace <= 1; retrace++) {
+        gcr_ctx *ctx = mk(retrace, 8, 1);
+        gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){4, 6}, GCR_NCHW);
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_tensor *y = gcr_exp(ctx, gcr_slice(ctx, x, 1, 0, INT64_MAX, 2));
+        OK(ctx, gcr_capture_end(ctx, &g));
+        gcr_tensor *x2 = rand_t(ctx, GCR_F32, 2, (int64_t[]){4, 8}, GCR_NCHW);
+        OK(ctx, gcr_graph_bind_input(g, 0, x2));
+        gcr_status s = gcr_graph_replay(g);
+        CHECK(s == GCR_ERR_SHAPE && strstr(gcr_ctx_error(ctx), "frozen"), "retrace %d: %s: %s", retrace,
+              gcr_status_name(s), gcr_ctx_error(ctx));
+        CHECK(gcr_tensor_dim(y, 1) == 3, "no stale or cut result was bound");
+        gcr_ctx_clear_error(ctx);
+        gcr_tensor *xs[2] = {x, x2};
+        for (int p = 0; p < 4; p++) {
+            gcr_tensor *r = NULL;
+            GCR_REGION(ctx, "slice") { r = gcr_exp(ctx, gcr_slice(ctx, xs[p % 2], 1, 0, INT64_MAX, 2)); }
+            CHECK(gcr_tensor_dim(r, 1) == (p % 2 ? 4 : 3), "region pass %d re-traced the slice", p);
+        }
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 static void test_guards_off(void)
 {
     gcr_ctx *ctx = mk(1, 8, 0);
@@ -280,6 +309,7 @@ static void all(void)
     RUN(test_lru);
     RUN(test_eager_fallback);
     RUN(test_frozen_reshape);
+    RUN(test_frozen_slice);
     RUN(test_guards_off);
     RUN(test_dumps_profile);
 }
