@@ -168,6 +168,34 @@ static void test_outputs(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* random sequences of inputs (two shapes, two tensors of one shape), branches and scalars
+ * through small and larger caches, both retrace settings: every pass equals eager */
+static void test_stress(void)
+{
+    for (int retrace = 0; retrace <= 1; retrace++)
+        for (int cache = 1; cache <= 4; cache += 3) {
+            gcr_ctx *ctx = mk(retrace, cache, 1);
+            gcr_tensor *w = gcr_tensor_set_const(rand_t(ctx, 2, (int64_t[]){5, 6}));
+            gcr_tensor *xs[3] = {rand_t(ctx, 2, (int64_t[]){3, 6}), rand_t(ctx, 2, (int64_t[]){3, 6}),
+                                 rand_t(ctx, 3, (int64_t[]){2, 2, 6})};
+            uint64_t r = 12345;
+            for (int p = 0; p < 60; p++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                gcr_tensor *x = xs[(r >> 33) % 3];
+                int branch = (int)((r >> 40) % 3);
+                float scale = (r >> 50) % 2 ? 1.0f : -0.5f;
+                cu_refill(x, 0);
+                gcr_tensor *y = NULL;
+                GCR_REGION(ctx, "stress") { y = forward(ctx, x, w, branch, scale); }
+                char what[64];
+                snprintf(what, sizeof what, "retrace %d cache %d pass %d", retrace, cache, p);
+                CHECK(gcr_ctx_status(ctx) == GCR_OK, "%s: %s", what, gcr_ctx_error(ctx));
+                expect(ctx, y, x, w, branch, scale, what);
+            }
+            gcr_ctx_destroy(ctx);
+        }
+}
+
 static void all(void)
 {
     RUN(test_loop);
@@ -175,6 +203,7 @@ static void all(void)
     RUN(test_lru_cap);
     RUN(test_guards_off);
     RUN(test_outputs);
+    RUN(test_stress);
 }
 
 int main(void)
