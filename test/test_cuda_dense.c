@@ -84,6 +84,8 @@ static const conv_case convs[] = {
     {1, 40, 14, 14, 40, 5, 5, 2, 2, 2, 2, 1, 1, 40, 0},  /* depthwise 5x5 s2 */
     {2, 10, 11, 9, 10, 3, 2, 2, 1, 1, 0, 2, 1, 10, 1},   /* depthwise, odd taps (run-time loop) */
     {2, 6, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 6, 1},      /* channel multiplier 2: grouped, not depthwise */
+    {2, 16, 11, 12, 16, 3, 3, 2, 2, 1, 1, 2, 1, 16, 1},  /* depthwise 3x3 s2, row dilation */
+    {1, 8, 9, 10, 8, 5, 5, 1, 1, 2, 2, 1, 1, 8, 1},      /* depthwise 5x5 s1, OW not a multiple of 4 */
     {3, 48, 1, 1, 20, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},     /* squeeze-excite: 1x1 spatial, GEMV kernel */
     {1, 40, 3, 2, 70, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0},     /* 2 output pixels: GEMV with a stride */
     /* large ones: layouts covered by the small ones */
@@ -344,8 +346,9 @@ static void test_hooks(void)
     hooked_conv_one(&convs[4], L_NHWC);   /* grouped: channel offsets per group */
     hooked_conv_one(&convs[5], L_DENSE);  /* depthwise */
     hooked_conv_one(&convs[5], L_NHWC);
-    hooked_conv_one(&convs[9], L_DENSE);  /* GEMV */
-    hooked_conv_one(&convs[13], L_NHWC);  /* split K */
+    hooked_conv_one(&convs[9], L_NHWC);   /* depthwise, 4 outputs per thread, stride 2 */
+    hooked_conv_one(&convs[11], L_DENSE); /* GEMV */
+    hooked_conv_one(&convs[15], L_NHWC);  /* split K */
     hooked_matmul(0);
     hooked_matmul(1);
 }

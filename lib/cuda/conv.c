@@ -112,7 +112,10 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     char name[32];
     snprintf(name, sizeof name, "gcr_dw_%s", dt_suffix(x->dtype));
     GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
-    int64_t blocks = (a.total + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16;
+    /* the kernel's 4-outputs-per-thread path (conv.cuh gcr_dw_tile) needs a quarter of the threads */
+    int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
+    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
+    int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16;
     const void *xp = gcr_tensor_data(c->in[0]), *wp = gcr_tensor_data(c->in[1]);
     const void *bp = c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
     void *yp = gcr_tensor_data(out);

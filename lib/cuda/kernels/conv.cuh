@@ -1,7 +1,8 @@
 /* conv.cuh — conv2d kernels: the dense engine of gemm.cuh (implicit GEMM for 1x1, general and
- * grouped convs) plus a depthwise kernel (groups == C == O), which is memory-bound: one thread per
- * output, taps unrolled for 3x3 and 5x5, threads along the contiguous dim of the output (channels
- * for NHWC, output columns for NCHW) so loads and stores coalesce.
+ * grouped convs) plus a depthwise kernel (groups == C == O), which is memory-bound: 3x3/5x5 taps
+ * with column stride 1 or 2 take 4 neighbouring outputs per thread (one pass over the input row,
+ * taps in registers), anything else one output per thread; threads run along the contiguous dim
+ * of the output (channels for NHWC, columns for NCHW) so loads and stores coalesce.
  *
  * FUSION CONTRACT: the same as gemm.cuh (read its top comment), for every kernel here:
  *   GCR_PROLOGUE(v, n, c)        value used for input element v of image n, input channel c
@@ -67,6 +68,63 @@ __device__ __forceinline__ void gcr_dw_body(const gcr_dw_args &p, const T *__res
     }
 }
 
+/* The common depthwise case (square 3x3 or 5x5 taps, column stride 1 or 2, no column dilation):
+ * each thread makes OX neighbouring outputs of one row, so an input row segment is loaded once
+ * for all of them and the taps sit in registers. */
+template <int KS, int SW, typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_dw_tile(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                            Pro &pro, Epi &epi)
+{
+    enum { OX = 4, NCOL = (OX - 1) * SW + KS };
+    const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW;
+    const unsigned C = (unsigned)p.C, OH = (unsigned)p.OH, OWB = (unsigned)((p.OW + OX - 1) / OX);
+    const unsigned total = (unsigned)(p.N * p.C * p.OH * OWB);
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        unsigned q = i;
+        int c, ob, oy, n;
+        if (p.c_fast) {
+            c = (int)(q % C); q /= C;
+            ob = (int)(q % OWB); q /= OWB;
+            oy = (int)(q % OH); n = (int)(q / OH);
+        } else {
+            ob = (int)(q % OWB); q /= OWB;
+            oy = (int)(q % OH); q /= OH;
+            c = (int)(q % C); n = (int)(q / C);
+        }
+        const T *xb = x + n * p.xs[0] + c * p.xs[1];
+        const T *wb = w + c * p.ws[0];
+        float wr[KS * KS];
+#pragma unroll
+        for (int ky = 0; ky < KS; ky++)
+#pragma unroll
+            for (int kx = 0; kx < KS; kx++) wr[ky * KS + kx] = gcr_dn_ld(wb, ky * p.ws[2] + kx * p.ws[3]);
+        const int ox0 = ob * OX, iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox0 * SW - (int)p.pw;
+        float acc[OX];
+#pragma unroll
+        for (int o = 0; o < OX; o++) acc[o] = 0.0f;
+#pragma unroll
+        for (int ky = 0; ky < KS; ky++) {
+            int iy = iy0 + ky * (int)p.dh;
+            if ((unsigned)iy >= (unsigned)H) continue;
+            const T *xr = xb + iy * p.xs[2];
+            float col[NCOL];
+#pragma unroll
+            for (int j = 0; j < NCOL; j++) {
+                int ix = ix0 + j;
+                col[j] = (unsigned)ix < (unsigned)W ? pro(gcr_dn_ld(xr, ix * p.xs[3]), n, c) : 0.0f;
+            }
+#pragma unroll
+            for (int o = 0; o < OX; o++)
+#pragma unroll
+                for (int kx = 0; kx < KS; kx++) acc[o] = fmaf(col[o * SW + kx], wr[ky * KS + kx], acc[o]);
+        }
+        const long long base = n * p.ys[0] + c * p.ys[1] + oy * p.ys[2];
+#pragma unroll
+        for (int o = 0; o < OX; o++)
+            if (ox0 + o < OW) epi(acc[o], n, c, base + (ox0 + o) * p.ys[3]);
+    }
+}
+
 #define GCR_DW_KERNEL(NAME, T)                                                                             \
     extern "C" __global__ void __launch_bounds__(256)                                                     \
         NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
@@ -74,9 +132,12 @@ __device__ __forceinline__ void gcr_dw_body(const gcr_dw_args &p, const T *__res
     {                                                                                                      \
         auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
         auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
         if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
-        else if (p.KH == 3 && p.KW == 3) gcr_dw_body<3, unsigned, T>(p, x, w, pro, epi);                   \
-        else if (p.KH == 5 && p.KW == 5) gcr_dw_body<5, unsigned, T>(p, x, w, pro, epi);                   \
+        else if (sq == 3 && p.sw == 1) gcr_dw_tile<3, 1, T>(p, x, w, pro, epi);                            \
+        else if (sq == 3) gcr_dw_tile<3, 2, T>(p, x, w, pro, epi);                                         \
+        else if (sq == 5 && p.sw == 1) gcr_dw_tile<5, 1, T>(p, x, w, pro, epi);                            \
+        else if (sq == 5) gcr_dw_tile<5, 2, T>(p, x, w, pro, epi);                                         \
         else gcr_dw_body<0, unsigned, T>(p, x, w, pro, epi);                                               \
     }
 
