@@ -1,7 +1,8 @@
 /* graph.h — captured graphs, their variants (one per input signature) and the executor interface
  * that runs a variant's launch list. The CPU executor (replay/cpu_exec.c) runs fused groups as
- * tile programs; on CUDA a codegen executor can be registered (gcr_cuda_executor), else the
- * generic executor runs every node through the backend, unfused. */
+ * tile programs; CUDA builds run replay/cuda_exec.c (gcr_cuda_executor); the generic executor
+ * (every node through the backend's run(), fused groups' internals in scratch) serves a backend
+ * without one, and tests (GCR_TEST_EXECUTOR=generic). */
 #ifndef GCR_REPLAY_GRAPH_H
 #define GCR_REPLAY_GRAPH_H
 
@@ -12,7 +13,8 @@ typedef struct gcr_variant gcr_variant;
 
 /* Runs a variant's kernels. build() prepares everything (compiles, allocates scratch, captures
  * a CUDA Graph); a fused kernel it cannot build is reported with GCR_ERR_COMPILE and its index in
- * *failed_kernel, and the graph then splits that group into eager kernels and builds again, once.
+ * *failed_kernel, and the graph then splits that group into eager kernels and builds again (each
+ * group is split once; a split kernel failing again is an error).
  * run() launches with the pointers in v->ptr (refreshed before each run: inputs may move).
  * destroy() frees what build() made. */
 typedef struct gcr_executor {
@@ -24,7 +26,7 @@ typedef struct gcr_executor {
 
 extern const gcr_executor gcr_cpu_executor;
 extern const gcr_executor gcr_generic_executor;
-/* Set by the CUDA codegen when it is built in; NULL otherwise (generic executor on CUDA). */
+/* Defined by replay/cuda_exec.c in CUDA builds; NULL in CPU-only builds. */
 extern const gcr_executor *gcr_cuda_executor;
 
 /* A variant: the trace specialised to one input signature, fused, planned and built. */
@@ -34,7 +36,6 @@ struct gcr_variant {
     int n_sig;
     gcr_meta *sig;           /* input metas it was built for (graph input order) */
     gcr_ir *ir;              /* fused + planned copy of the graph's trace */
-    int eager;               /* no launch list: interpret the op list eagerly (retrace=0) */
     void *arena;             /* device memory, ir->arena_bytes */
     void **outbuf;           /* per value: its static output buffer (BUF_OUTPUT), else NULL */
     void **ptr;              /* per value: data pointer of its first element this run (NULL: none) */
