@@ -5,7 +5,7 @@
  * w, out once) against the device's ceilings: f32 FMA peak, f16 tensor-core peak (from SM count and
  * clock) and the device-to-device copy bandwidth measured in the same run. The network total weights
  * each shape by how often the model uses it.
- * usage: conv_bench [nhwc] [batch ...] */
+ * usage: conv_bench [nhwc] [f32|f16] [only=NAME-PREFIX] [batch ...] */
 #include "gcr.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +50,7 @@ static const extra_shape extras[] = {
 };
 
 static double peak_f32, peak_tc, copy_bw;
+static const char *only; /* time only the shapes whose name starts with this */
 
 static float *randbuf(size_t n)
 {
@@ -118,6 +119,7 @@ static void bench(gcr_ctx *ctx, gcr_dtype dt, int N, gcr_format f)
     printf("%s batch %d %s\n", gcr_dtype_name(dt), N, f == GCR_NHWC ? "NHWC" : "NCHW");
     for (size_t i = 0; i < sizeof net / sizeof net[0]; i++) {
         const shape *sh = &net[i];
+        if (only && strncmp(sh->name, only, strlen(only))) continue;
         uint64_t sc = gcr_scope_begin(ctx);
         int64_t xs[4] = {N, sh->C, sh->H, sh->H}, ws[4] = {sh->O, sh->C / sh->g, sh->k, sh->k}, bs[1] = {sh->O};
         gcr_call c;
@@ -149,6 +151,7 @@ static void bench(gcr_ctx *ctx, gcr_dtype dt, int N, gcr_format f)
     }
     for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++) {
         const extra_shape *e = &extras[i];
+        if (only && strncmp(e->name, only, strlen(only))) continue;
         uint64_t sc = gcr_scope_begin(ctx);
         gcr_call c;
         memset(&c, 0, sizeof c);
@@ -224,9 +227,12 @@ static void ceilings(gcr_ctx *ctx)
 int main(int argc, char **argv)
 {
     gcr_format f = GCR_NCHW;
-    int batches[8], nb = 0;
+    int batches[8], nb = 0, d0 = 0, d1 = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "nhwc")) f = GCR_NHWC;
+        else if (!strcmp(argv[i], "f32")) d0 = 0, d1 = 1;
+        else if (!strcmp(argv[i], "f16")) d0 = 1, d1 = 2;
+        else if (!strncmp(argv[i], "only=", 5)) only = argv[i] + 5;
         else if (nb < 8 && atoi(argv[i]) > 0) batches[nb++] = atoi(argv[i]);
     }
     if (!nb) batches[nb++] = 1, batches[nb++] = 128;
@@ -239,7 +245,7 @@ int main(int argc, char **argv)
     }
     ceilings(ctx);
     const gcr_dtype dts[2] = {GCR_F32, GCR_F16};
-    for (int d = 0; d < 2; d++)
+    for (int d = d0; d < d1; d++)
         for (int b = 0; b < nb; b++) bench(ctx, dts[d], batches[b], f);
     gcr_ctx_destroy(ctx);
     return 0;
