@@ -104,6 +104,25 @@ static int fm_strided(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
+/* pools take epilogues: a windowed average and a global one */
+static int fm_pool_epi(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_pool2d_params p = gcr_pool2d_default(3);
+    p.stride[0] = p.stride[1] = 2;
+    p.padding[0] = p.padding[1] = 1;
+    out[0] = gcr_relu(ctx, gcr_mul_scalar(ctx, gcr_avg_pool2d(ctx, in[0], &p), -1.5f));
+    out[1] = gcr_hardsigmoid(ctx, gcr_adaptive_avg_pool2d(ctx, in[0], 1, 1));
+    return 2;
+}
+
+/* a prologue on matmul's second operand: codegen refuses it (the template hooks input 0 only),
+ * so the graph must split the group and still be right */
+static int fm_matmul_pro_b(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_matmul(ctx, in[0], gcr_relu(ctx, in[1]));
+    return 1;
+}
+
 typedef struct fm_case {
     const char *name;
     cu_model fn;
@@ -126,7 +145,10 @@ static const fm_case fm_cases[] = {
     {"linear_relu", fm_linear_relu, 3, {{2, {5, 12}, 0, 0, 0}, {2, {7, 12}, 1, 0, 0}, {1, {7}, 1, 0, 0}}, 1},
     {"residual", fm_residual, 4, {{4, {2, 8, 5, 5}, 0, 0, 0}, {4, {12, 8, 1, 1}, 1, 0, 0}, {1, {12}, 1, 0, 0}, {4, {2, 12, 5, 5}, 0, 0, 0}}, 1},
     {"strided", fm_strided, 1, {{3, {5, 7, 9}, 0, 1, 0}}, 1},
+    {"pool_epi", fm_pool_epi, 1, {{4, {2, 5, 11, 9}, 0, 0, 0}}, 2},
+    {"matmul_pro_b", fm_matmul_pro_b, 2, {{2, {6, 10}, 0, 0, 0}, {2, {10, 7}, 0, 0, 0}}, 0},
 };
+#define FM_REFUSED "matmul_pro_b" /* the one case codegen must refuse */
 #define FM_N_CASES ((int)(sizeof fm_cases / sizeof fm_cases[0]))
 
 #endif

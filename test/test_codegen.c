@@ -38,14 +38,22 @@ static void nvrtc_ok(const char *what, const char *src, int arch_mask)
 #endif
 
 /* generates (and compiles) every fused kernel of g's current variant */
-static void gen_all(gcr_graph *g, const char *what, int hooked_archs)
+static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect_refusal)
 {
+    int refused = 0;
     const gcr_ir *ir = g->cur->ir;
     gcr_cg_kernel *cgs = calloc((size_t)ir->n_kernels + 1, sizeof *cgs);
     int own = 0;
     for (int k = 0; k < ir->n_kernels; k++) {
         if (ir->kernels[k].type != GCR_K_FUSED) continue;
         gcr_status s = gcr_codegen_kernel(ir, k, &cgs[k]);
+        if (expect_refusal && s == GCR_ERR_COMPILE) {
+            refused++;
+            CHECK(cgs[k].why[0] != 0, "%s: a refusal without a reason", what);
+            gcr_cg_kernel_free(&cgs[k]);
+            memset(&cgs[k], 0, sizeof cgs[k]);
+            continue;
+        }
         if (!CHECK(s == GCR_OK, "%s: codegen of %s: %s (%s)", what, ir->kernels[k].name, gcr_status_name(s), cgs[k].why))
             continue;
         CHECK(cgs[k].src && cgs[k].n_params > 0, "%s: %s has no text or no parameters", what, ir->kernels[k].name);
@@ -72,6 +80,7 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs)
 #endif
         }
     }
+    if (expect_refusal) CHECK(refused == 1, "%s: codegen refused %d kernels, want 1", what, refused);
     char *prog = gcr_codegen_program(cgs, ir->n_kernels);
     CHECK(prog != NULL, "%s: no program text", what);
 #ifdef GCR_HAVE_CUDA
@@ -106,7 +115,7 @@ static void test_models(void)
                 if (CHECK(g && g->cur, "%s: capture failed: %s", what, gcr_ctx_error(ctx))) {
                     if (m->kernels) CHECK(cu_kernels(g) == m->kernels, "%s: %d kernels, want %d", what, cu_kernels(g), m->kernels);
                     /* templates are large: their hooks compile for one arch in two of the four combinations */
-                    gen_all(g, what, d != f ? 0 : d ? 2 : 1);
+                    gen_all(g, what, d != f ? 0 : d ? 2 : 1, !strcmp(m->name, FM_REFUSED));
                 }
                 gcr_graph_destroy(g);
                 for (int i = 0; i < m->n_in; i++) {
@@ -136,7 +145,7 @@ static void test_long_chain(void)
     OK(ctx, gcr_capture_end(ctx, &g));
     if (CHECK(g && g->cur, "capture: %s", gcr_ctx_error(ctx))) {
         CHECK(cu_kernels(g) == 1, "100 scalar ops: %d kernels", cu_kernels(g));
-        gen_all(g, "chain100", 0);
+        gen_all(g, "chain100", 0, 0);
     }
     gcr_graph_destroy(g);
     gcr_tensor_free(x);

@@ -266,12 +266,76 @@ static void test_chain100(void)
     }
 }
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* GCR_PROFILE: the first run times every kernel (names carry the group); GCR_DUMP=source writes
+ * the generated program */
+static void test_profile_and_dump(void)
+{
+    char dir[] = "/tmp/gcr_cuda_replay_XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    char prof[128];
+    snprintf(prof, sizeof prof, "%s/prof.json", dir);
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CUDA;
+    o.knobs.profile = prof;
+    o.knobs.dump = "source";
+    o.knobs.dump_dir = dir;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+        h_skipped("no CUDA device");
+        return;
+    }
+    const fm_case *m = &fm_cases[0];
+    gcr_tensor *in[1], *base[1], *out[1];
+    float *h = fresh(&m->in[0]);
+    in[0] = make(ctx, &m->in[0], GCR_F32, GCR_NCHW, h, &base[0]);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    m->fn(ctx, in, out);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    OK(ctx, gcr_graph_replay(g));
+    gcr_graph_destroy(g);
+    char *j = slurp(prof);
+    CHECK(j && strstr(j, "k0_add+clamp+mul+div"), "profile %s lacks the fused kernel: %s", prof, j ? j : "(none)");
+    free(j);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "cat %s/cuda_*.cu > %s/all.txt 2>/dev/null", dir, dir);
+    CHECK(system(cmd) == 0, "no source dump in %s", dir);
+    snprintf(cmd, sizeof cmd, "%s/all.txt", dir);
+    char *src = slurp(cmd);
+    CHECK(src && strstr(src, "extern \"C\" __global__") && strstr(src, "gcr_k0_add_clamp_mul_div"),
+          "source dump lacks the kernel");
+    free(src);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "rm");
+    gcr_tensor_free(in[0]);
+    free(h);
+    gcr_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     h_seed(11);
     RUN(test_models);
     RUN(test_rebind_and_shapes);
     RUN(test_chain100);
+    RUN(test_profile_and_dump);
     printf("%d replays compared\n", n_runs);
     return h_finish();
 }
