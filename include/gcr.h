@@ -312,7 +312,10 @@ GCR_API size_t gcr_graph_describe(const gcr_graph *g, char *buf, size_t n);
  * capped LRU cache per region), or runs eagerly when knobs.retrace is 0: a stale graph never runs.
  * With knobs.guards == 0 later passes skip the body entirely (faster, unchecked; testing only).
  * Tensors the body creates belong to the region and stay valid across passes; outputs are its
- * sinks and gcr_graph_output() tensors, with the static-buffer rule above. */
+ * sinks and gcr_graph_output() tensors, with the static-buffer rule above.
+ * Leave the body normally: a break, return or goto out of it leaves the ctx capturing. A body
+ * whose inputs are new tensors on every pass re-traces every pass (and keeps each trace's
+ * handles until the ctx is destroyed): write new data into the same input tensors instead. */
 GCR_API int gcr_region_begin(gcr_ctx *ctx, const char *name); /* 1: run the body */
 GCR_API int gcr_region_end(gcr_ctx *ctx);                     /* always 0 */
 /* The graph last run for region name, or NULL (borrowed). */

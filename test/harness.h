@@ -30,7 +30,12 @@ static __attribute__((unused)) int h_check(int ok, const char *file, int line, c
 }
 #define CHECK(cond, ...) h_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 /* a status check that prints the context's message when it fails */
-#define CHECK_OK(ctx, st) CHECK((st) == GCR_OK, "%s: %s: %s", #st, gcr_status_name(st), gcr_ctx_error(ctx))
+static __attribute__((unused)) int h_check_ok(gcr_ctx *ctx, gcr_status st, const char *expr, const char *file, int line)
+{
+    return h_check(st == GCR_OK, file, line, "%s: %s: %s", expr, gcr_status_name(st), gcr_ctx_error(ctx));
+}
+/* evaluates st once */
+#define CHECK_OK(ctx, st) h_check_ok((ctx), (st), #st, __FILE__, __LINE__)
 
 static __attribute__((unused)) void h_skipped(const char *why)
 {
