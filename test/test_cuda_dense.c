@@ -195,6 +195,9 @@ static void test_linear(void)
         linear_one(3, x3, 50, 1, L_DENSE, dts[d]);
         linear_one(3, x3, 50, 1, L_PERM, dts[d]);
         linear_one(3, x3, 50, 0, L_SLICE, dts[d]);
+        int64_t x5[3] = {6, 10, 64}; /* K a multiple of 8: 16-byte operand loads */
+        linear_one(3, x5, 40, 1, L_DENSE, dts[d]);
+        linear_one(3, x5, 40, 1, L_PERM, dts[d]);
     }
 }
 
@@ -338,8 +341,52 @@ static void hooked_matmul(int gemv)
     gcr_scope_end(gpu, s1);
 }
 
+/* f16: relu then a per-(image, channel) f32 scale in the load (the 16-byte path converts 8 values
+ * at a time), and (acc + bias) * alpha in the store */
+static const char *hook_defs16 =
+    "#define GCR_EXTRA_PARAMS , const float *__restrict__ se, float alpha, int ch\n"
+    "#define GCR_PROLOGUE(v, n, c) (fmaxf((v), 0.0f) * se[(n) * ch + (c)])\n"
+    "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), ((acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f)) * alpha)\n";
+
+static void hooked_conv_f16(const conv_case *k, enum lay lay)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
+    int64_t ses[4] = {k->N, k->C, 1, 1};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg;
+    make2(GCR_F16, 4, xs, lay, &xc, &xg);
+    make2(GCR_F16, 4, ws, L_DENSE, &wc, &wg);
+    make2(GCR_F16, 1, bs, L_DENSE, &bc, &bg);
+    make2(GCR_F32, 4, ses, L_DENSE, &sc, &sg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    float alpha = 0.75f;
+    gcr_tensor *ref = gcr_mul_scalar(cpu, gcr_conv2d(cpu, gcr_mul(cpu, gcr_relu(cpu, xc), gcr_cast(cpu, sc, GCR_F16)), wc, bc, &p), alpha);
+    gcr_call c = {0};
+    c.op = GCR_OP_CONV2D;
+    c.n_in = 3;
+    c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
+    c.p.conv = p;
+    gcr_tensor *out = new_like_conv(gpu, &c);
+    const void *sep = sg ? gcr_tensor_data(sg) : NULL;
+    int ch = k->C;
+    void *extra[] = {&sep, &alpha, &ch};
+    gcr_cuda_hooks h = {hook_defs16, extra, 3};
+    char what[96];
+    snprintf(what, sizeof what, "hooked f16 conv C%d O%d k%d g%d %s", k->C, k->O, k->KH, k->groups, lay_name[lay]);
+    gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
+    if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F16, what);
+    gcr_ctx_clear_error(gpu);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
 static void test_hooks(void)
 {
+    hooked_conv_f16(&convs[0], L_NHWC);   /* 1x1, 16-byte loads through the prologue */
+    hooked_conv_f16(&convs[0], L_DENSE);
+    hooked_conv_f16(&convs[15], L_NHWC);  /* split K, 16-byte loads */
+    hooked_conv_f16(&convs[5], L_NHWC);   /* depthwise */
+    hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */
     hooked_conv_one(&convs[0], L_NHWC);
     hooked_conv_one(&convs[3], L_DENSE);  /* general */

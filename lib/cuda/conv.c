@@ -3,6 +3,7 @@
  * implicit-GEMM engine of kernels/gemm.cuh, or its GEMV kernel when there are at most 8 rows. Also the engine's launcher and program text, shared
  * with matmul.c, and the hooked entry points capture/ uses to fuse prologues and epilogues. */
 #include "dense.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,6 +71,20 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
               (long long)a->M, (long long)a->N, (long long)a->K, (long long)z);
     int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80;
     int64_t sms = gcr_cuda_sm_count(ctx);
+    /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
+     * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
+    gcr_cuda_dense_args v = *a;
+    int64_t ch = dt == GCR_F32 ? 4 : 8;
+    int vec_ok = (dt == GCR_F32 || tc) && a->KH * a->KW == 1 && a->K % ch == 0;
+    int za_ok = 1, zw_ok = 1;
+    for (int i = 0; i < a->nz; i++) {
+        za_ok &= a->zx[i] % ch == 0;
+        zw_ok &= a->zw[i] % ch == 0;
+    }
+    v.vec_a = vec_ok && za_ok && a->ph == 0 && a->pw == 0 && a->xs[1] == 1 && a->xs[0] % ch == 0 && a->xs[2] % ch == 0 &&
+              a->xs[3] % ch == 0 && (uintptr_t)x % 16 == 0;
+    v.vec_b = vec_ok && zw_ok && a->ws[1] == 1 && a->ws[0] % ch == 0 && (uintptr_t)w % 16 == 0;
+    a = &v;
     char name[48];
     unsigned gx, gy, threads;
     if (a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast) {

@@ -15,6 +15,7 @@ typedef struct gcr_cuda_dense_args {
     int64_t nz, zshape[4], zx[4], zw[4], zy[4];
     int64_t zn, zc, zo;
     int64_t a_kfast, b_kfast;
+    int64_t vec_a, vec_b; /* 16-byte operand loads; gcr_cuda_dense_run sets them */
 } gcr_cuda_dense_args;
 
 /* Fusion hooks. defs: CUDA text placed before the kernel file, defining any of GCR_PROLOGUE,

@@ -78,6 +78,10 @@ __device__ __forceinline__ void gcr_dn_st(gcr_dn_bf16 *p, long long i, float v) 
 
 #ifndef GCR_PROLOGUE
 #define GCR_PROLOGUE(v, n, c) (v)
+#define GCR_PROLOGUE_IDENTITY 1 /* lets vector loads skip the per-element f32 round trip */
+#endif
+#ifndef GCR_PROLOGUE_IDENTITY
+#define GCR_PROLOGUE_IDENTITY 0
 #endif
 #ifndef GCR_EPILOGUE
 #define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), (acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f))
@@ -97,7 +101,24 @@ struct gcr_dense_args {
     long long nz, zshape[4], zx[4], zw[4], zy[4]; /* z decomposed row-major over zshape: operand offsets */
     long long zn, zc, zo;               /* hook coordinates: n += z*zn, c += z*zc, o += z*zo */
     long long a_kfast, b_kfast;         /* operand contiguous along k: selects the coalesced load order */
+    long long vec_a, vec_b;             /* 16-byte loads along k: 1x1 taps, no padding, k contiguous, every
+                                           offset a multiple of 16 bytes (the host checks) */
 };
+
+/* 8 packed 16-bit values through the prologue: element j is input channel c + j */
+template <typename T, class Pro>
+__device__ __forceinline__ uint4 gcr_dn_pro8(uint4 q, Pro &pro, int n, int c)
+{
+    union { uint4 q; unsigned short h[8]; } u;
+    u.q = q;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        T e;
+        e.u = u.h[j];
+        u.h[j] = gcr_dn_bits16(pro(gcr_dn_tof(e), n, c + j), (T *)0);
+    }
+    return u.q;
+}
 
 #define GCR_DN_OUT (-(1 << 30)) /* row/k offset that fails every bounds test */
 
@@ -245,17 +266,53 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
     __syncthreads();
 
     const bool akf = p.a_kfast != 0, bkf = p.b_kfast != 0;
+    /* f32 only: vector path, float4 chunks along k (KQ per tile row) */
+    enum { CH = 4, KQ = BK / CH, NCA = BM * BK / CH, NCB = BN * BK / CH, NVA = (NCA + NT - 1) / NT, NVB = (NCB + NT - 1) / NT };
+    const bool va = sizeof(T) == 4 && p.vec_a != 0, vb = sizeof(T) == 4 && p.vec_b != 0;
     float ra[NA], rb[NB];
+    float4 qa[NVA], qb[NVB];
     auto load = [&](int k0, int buf) {
+        if constexpr (sizeof(T) == 4) {
+            if (va) {
 #pragma unroll
-        for (int i = 0; i < NA; i++) {
-            int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
-            ra[i] = gcr_dn_a<T, BM, BK>(p, x, s, buf, r, kl, H, W, zn, zc, pro);
+                for (int i = 0; i < NVA; i++) {
+                    int e = t + i * NT, r = e / KQ, k = k0 + (e % KQ) * CH;
+                    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    if (e < NCA && s.iy0[r] != GCR_DN_OUT && k < (int)p.K) {
+                        v = *(const float4 *)((const float *)x + s.rowA[r] + k);
+                        if (!GCR_PROLOGUE_IDENTITY) {
+                            int n = s.rown[r] + zn, c = k + zc;
+                            v.x = pro(v.x, n, c); v.y = pro(v.y, n, c + 1);
+                            v.z = pro(v.z, n, c + 2); v.w = pro(v.w, n, c + 3);
+                        }
+                    }
+                    qa[i] = v;
+                }
+            }
+            if (vb) {
+#pragma unroll
+                for (int i = 0; i < NVB; i++) {
+                    int e = t + i * NT, cl = e / KQ, k = k0 + (e % KQ) * CH;
+                    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    if (e < NCB && c0 + cl < (int)p.N && k < (int)p.K)
+                        v = *(const float4 *)((const float *)w + (c0 + cl) * p.ws[0] + k);
+                    qb[i] = v;
+                }
+            }
         }
+        if (!va) {
 #pragma unroll
-        for (int i = 0; i < NB; i++) {
-            int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
-            rb[i] = gcr_dn_b<T, BM, BK>(p, w, s, buf, kl, k0, c0 + cl);
+            for (int i = 0; i < NA; i++) {
+                int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
+                ra[i] = gcr_dn_a<T, BM, BK>(p, x, s, buf, r, kl, H, W, zn, zc, pro);
+            }
+        }
+        if (!vb) {
+#pragma unroll
+            for (int i = 0; i < NB; i++) {
+                int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
+                rb[i] = gcr_dn_b<T, BM, BK>(p, w, s, buf, kl, k0, c0 + cl);
+            }
         }
     };
     load(0, 0);
@@ -268,15 +325,37 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
     const int g = t / GT, tt = t % GT, ty = tt / (BN / TN), tx = tt % (BN / TN);
     const int nk = (int)((p.K + BK - 1) / BK);
     for (int kt = 0; kt < nk; kt++) {
+        if (va) {
 #pragma unroll
-        for (int i = 0; i < NA; i++) {
-            int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
-            As[kl][r] = ra[i];
+            for (int i = 0; i < NVA; i++) {
+                int e = t + i * NT, r = e / KQ, kq = (e % KQ) * CH;
+                if (e < NCA) {
+                    As[kq][r] = qa[i].x; As[kq + 1][r] = qa[i].y;
+                    As[kq + 2][r] = qa[i].z; As[kq + 3][r] = qa[i].w;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NA; i++) {
+                int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
+                As[kl][r] = ra[i];
+            }
         }
+        if (vb) {
 #pragma unroll
-        for (int i = 0; i < NB; i++) {
-            int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
-            Bs[kl][cl] = rb[i];
+            for (int i = 0; i < NVB; i++) {
+                int e = t + i * NT, cl = e / KQ, kq = (e % KQ) * CH;
+                if (e < NCB) {
+                    Bs[kq][cl] = qb[i].x; Bs[kq + 1][cl] = qb[i].y;
+                    Bs[kq + 2][cl] = qb[i].z; Bs[kq + 3][cl] = qb[i].w;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NB; i++) {
+                int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
+                Bs[kl][cl] = rb[i];
+            }
         }
         if (kt + 1 < nk) gcr_dn_ks<BM, BK>(p, (kt + 1) * BK, (kt + 1) & 1, s);
         __syncthreads();
@@ -348,18 +427,44 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
     __syncthreads();
 
     const bool akf = p.a_kfast != 0, bkf = p.b_kfast != 0;
+    /* vector path: 8 halves (16 bytes) along k per load, stored to shared memory as they are */
+    enum { CH = 8, KQ = BK / CH, NCA = BM * BK / CH, NCB = BN * BK / CH, NVA = (NCA + NT - 1) / NT, NVB = (NCB + NT - 1) / NT };
+    const bool va = p.vec_a != 0, vb = p.vec_b != 0;
     unsigned short ra[NA], rb[NB];
+    uint4 qa[NVA], qb[NVB];
     auto load = [&](int k0, int buf) {
+        if (va) {
 #pragma unroll
-        for (int i = 0; i < NA; i++) {
-            int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
-            ra[i] = gcr_dn_bits16(gcr_dn_a<T, BM, BK>(p, x, s, buf, r, kl, H, W, zn, zc, pro), (T *)0);
+            for (int i = 0; i < NVA; i++) {
+                int e = t + i * NT, r = e / KQ, k = k0 + (e % KQ) * CH;
+                uint4 v = make_uint4(0u, 0u, 0u, 0u);
+                if (e < NCA && s.iy0[r] != GCR_DN_OUT && k < (int)p.K) {
+                    v = *(const uint4 *)(x + s.rowA[r] + k);
+                    if (!GCR_PROLOGUE_IDENTITY) v = gcr_dn_pro8<T>(v, pro, s.rown[r] + zn, k + zc);
+                }
+                qa[i] = v;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NA; i++) {
+                int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
+                ra[i] = gcr_dn_bits16(gcr_dn_a<T, BM, BK>(p, x, s, buf, r, kl, H, W, zn, zc, pro), (T *)0);
+            }
         }
+        if (vb) {
 #pragma unroll
-        for (int i = 0; i < NB; i++) {
-            int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
-            /* raw bits: no round trip through f32 for weights */
-            rb[i] = (k0 + kl < (int)p.K && c0 + cl < (int)p.N) ? w[s.kB[buf][kl] + (c0 + cl) * p.ws[0]].u : (unsigned short)0;
+            for (int i = 0; i < NVB; i++) {
+                int e = t + i * NT, cl = e / KQ, k = k0 + (e % KQ) * CH;
+                qb[i] = e < NCB && c0 + cl < (int)p.N && k < (int)p.K ? *(const uint4 *)(w + (c0 + cl) * p.ws[0] + k)
+                                                                      : make_uint4(0u, 0u, 0u, 0u);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NB; i++) {
+                int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
+                /* raw bits: no round trip through f32 for weights */
+                rb[i] = (k0 + kl < (int)p.K && c0 + cl < (int)p.N) ? w[s.kB[buf][kl] + (c0 + cl) * p.ws[0]].u : (unsigned short)0;
+            }
         }
     };
     load(0, 0);
@@ -376,15 +481,31 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
     const int wr = (wmn / CFG::WN) * TWM, wc = (wmn % CFG::WN) * TWN;
     const int nk = (int)((p.K + BK - 1) / BK);
     for (int kt = 0; kt < nk; kt++) {
+        if (va) {
 #pragma unroll
-        for (int i = 0; i < NA; i++) {
-            int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
-            As[r][kl] = ra[i];
+            for (int i = 0; i < NVA; i++) {
+                int e = t + i * NT;
+                if (e < NCA) *(uint4 *)&As[e / KQ][(e % KQ) * CH] = qa[i];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NA; i++) {
+                int e = t + i * NT, r = akf ? e / BK : e % BM, kl = akf ? e % BK : e / BM;
+                As[r][kl] = ra[i];
+            }
         }
+        if (vb) {
 #pragma unroll
-        for (int i = 0; i < NB; i++) {
-            int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
-            Bs[cl][kl] = rb[i];
+            for (int i = 0; i < NVB; i++) {
+                int e = t + i * NT;
+                if (e < NCB) *(uint4 *)&Bs[e / KQ][(e % KQ) * CH] = qb[i];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NB; i++) {
+                int e = t + i * NT, cl = bkf ? e / BK : e % BN, kl = bkf ? e % BK : e / BN;
+                Bs[cl][kl] = rb[i];
+            }
         }
         if (kt + 1 < nk) gcr_dn_ks<BM, BK>(p, (kt + 1) * BK, (kt + 1) & 1, s);
         __syncthreads();
