@@ -564,6 +564,20 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
 
 /* ---------------------------------------------------------------- GEMV (at most 8 rows) */
 
+/* 16 aligned bytes as f32: 4 floats or 8 halves */
+__device__ __forceinline__ void gcr_dn_ld16(const float *p, float (&o)[4])
+{
+    float4 v = *(const float4 *)p;
+    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
+}
+template <typename T> __device__ __forceinline__ void gcr_dn_ld16(const T *p, float (&o)[8])
+{
+    union { uint4 q; T h[8]; } u;
+    u.q = *(const uint4 *)p;
+#pragma unroll
+    for (int j = 0; j < 8; j++) o[j] = gcr_dn_tof(u.h[j]);
+}
+
 /* A warp per output column, lanes along K, for the tiny-M products of batch-1 inference (the
  * classifier, squeeze-excite 1x1 convs): the weights stream once, coalesced along k. The host uses
  * it only for 1x1 taps with no padding (every A element in bounds), M <= 8 and k-contiguous w. */
@@ -578,24 +592,39 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
     x += za;
     const T *wc = w + zb + col * p.ws[0];
     const int M = (int)p.M, K = (int)p.K, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
-    long long rowA[8], rowC[8];
+    long long rowA[8];
     int rown[8];
+    const int sp = (int)(p.OH * p.OW);
 #pragma unroll
     for (int r = 0; r < 8; r++) {
-        int rr = r < M ? r : 0, sp = (int)(p.OH * p.OW), n = rr / sp, rem = rr - n * sp, oy = rem / (int)p.OW,
-            ox = rem - oy * (int)p.OW;
+        int rr = r < M ? r : 0, n = rr / sp, rem = rr - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
         rowA[r] = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
-        rowC[r] = n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
         rown[r] = n;
     }
     float acc[8];
 #pragma unroll
     for (int r = 0; r < 8; r++) acc[r] = 0.0f;
-    for (int k = lane; k < K; k += 32) {
-        float b = gcr_dn_ld(wc, k * p.ws[1]);
+    if (p.vec_a && p.vec_b) { /* 16 bytes of k per lane and load */
+        enum { CH = 16 / sizeof(T) };
+        for (int k = lane * CH; k < K; k += 32 * CH) {
+            float b[CH], a[CH];
+            gcr_dn_ld16(wc + k, b);
 #pragma unroll
-        for (int r = 0; r < 8; r++)
-            if (r < M) acc[r] = fmaf(pro(gcr_dn_ld(x, rowA[r] + k * p.xs[1]), rown[r] + zn, k + zc), b, acc[r]);
+            for (int r = 0; r < 8; r++) {
+                if (r >= M) break;
+                gcr_dn_ld16(x + rowA[r] + k, a);
+#pragma unroll
+                for (int j = 0; j < CH; j++) acc[r] = fmaf(pro(a[j], rown[r] + zn, k + j + zc), b[j], acc[r]);
+            }
+        }
+    } else {
+#pragma unroll 4
+        for (int k = lane; k < K; k += 32) {
+            float b = gcr_dn_ld(wc, k * p.ws[1]);
+#pragma unroll
+            for (int r = 0; r < 8; r++)
+                if (r < M) acc[r] = fmaf(pro(gcr_dn_ld(x, rowA[r] + k * p.xs[1]), rown[r] + zn, k + zc), b, acc[r]);
+        }
     }
 #pragma unroll
     for (int r = 0; r < 8; r++) {
@@ -603,7 +632,10 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         float v = acc[r];
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-        if (lane == r) epi(v, rown[r] + zn, col + (int)(blockIdx.z * p.zo), zo + rowC[r] + col * p.ys[1]);
+        if (lane == r) {
+            int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+            epi(v, n + zn, col + (int)(blockIdx.z * p.zo), zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3] + col * p.ys[1]);
+        }
     }
 }
 
