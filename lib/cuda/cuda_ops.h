@@ -27,6 +27,8 @@ typedef struct gcr_cuda_divs {
     unsigned magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];
 } gcr_cuda_divs;
 int gcr_cuda_divs_init(gcr_cuda_divs *dv, int nd, const int64_t *shape, int64_t n);
+/* 1 when every operand's span (sum of (shape-1)*|stride|) is below 2^31 elements. */
+int gcr_cuda_fits32(int nd, const int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS]);
 /* Blocks for `work` items at `block` threads each, capped at a few waves (grid-stride loops). */
 unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block);
 /* Runs an arbitrary pointwise formula over float a.. (nin inputs broadcast NumPy-style to out's

@@ -80,7 +80,7 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
     a.src = sp;
     a.n = n;
     a.nd = nd;
-    a.fast = gcr_cuda_divs_init(&a.divs, nd, shape, n);
+    a.fast = gcr_cuda_divs_init(&a.divs, nd, shape, n) && gcr_cuda_fits32(nd, shape, 2, s);
     for (int d = 0; d < nd; d++) {
         a.shape[d] = shape[d];
         a.dst_st[d] = s[0][d];

@@ -94,6 +94,16 @@ int gcr_cuda_divs_init(gcr_cuda_divs *dv, int nd, const int64_t *shape, int64_t 
     return 1;
 }
 
+int gcr_cuda_fits32(int nd, const int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS])
+{
+    for (int k = 0; k < nops; k++) {
+        int64_t span = 0;
+        for (int d = 0; d < nd; d++) span += (shape[d] - 1) * (st[k][d] < 0 ? -st[k][d] : st[k][d]);
+        if (span >= ((int64_t)1 << 31)) return 0;
+    }
+    return 1;
+}
+
 unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block)
 {
     int64_t g = (work + block - 1) / block, cap = (int64_t)gcr_cuda_st(ctx)->sm_count * 2048 / block * 4;
@@ -225,7 +235,7 @@ static gcr_status pw_launch(gcr_ctx *ctx, const pw_desc *d, gcr_tensor *const *i
     a.p1 = p[1];
     a.s = p[2];
     a.ndim = nd;
-    a.fast = gcr_cuda_divs_init(&a.divs, nd, shape, n);
+    a.fast = gcr_cuda_divs_init(&a.divs, nd, shape, n) && gcr_cuda_fits32(nd, shape, 1 + NIN, st);
     for (int i = 0; i < nd; i++) {
         a.shape[i] = shape[i];
         for (int k = 0; k < 1 + NIN; k++) a.st[k][i] = st[k][i];

@@ -11,7 +11,7 @@ struct gcr_copy_args {
     const void *src;
     long long n;
     int nd;
-    int fast; /* n < 2^31: magic dividers */
+    int fast; /* n and both spans < 2^31: magic dividers, 32-bit offsets */
     long long shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
     gcr_divs divs;
 };
@@ -20,16 +20,19 @@ template <typename U> __device__ void gcr_copy_body(const gcr_copy_args &g)
 {
     U *dst = (U *)g.dst;
     const U *src = (const U *)g.src;
-    if (g.fast) {
+    if (g.fast) { /* as in gcr_pw_nd: fixed-bound unrolled dims, 32-bit offsets */
         for (unsigned i = (unsigned)gcr_tid(); i < (unsigned)g.n; i += (unsigned)gcr_nthreads()) {
-            long long od = 0, os = 0;
+            int od = 0, os = 0;
             unsigned rem = i;
-            for (int d = g.nd - 1; d >= 0; d--) {
-                unsigned q = gcr_div(rem, g.divs.magic[d], g.divs.shift[d]);
-                long long x = rem - q * (unsigned)g.shape[d];
-                rem = q;
-                od += x * g.dst_st[d];
-                os += x * g.src_st[d];
+#pragma unroll
+            for (int d = GCR_MAX_DIMS - 1; d >= 0; d--) {
+                if (d < g.nd) {
+                    unsigned q = gcr_div(rem, g.divs.magic[d], g.divs.shift[d]);
+                    int x = (int)(rem - q * (unsigned)g.shape[d]);
+                    rem = q;
+                    od += x * (int)g.dst_st[d];
+                    os += x * (int)g.src_st[d];
+                }
             }
             dst[od] = src[os];
         }

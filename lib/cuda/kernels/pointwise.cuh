@@ -68,7 +68,7 @@ struct gcr_pw_nd_args {
     long long n;
     float p0, p1, s;
     int ndim;
-    int fast;            /* n < 2^31: decompose with the magic dividers in divs */
+    int fast;            /* n and every operand's span < 2^31: magic dividers, 32-bit offsets */
     long long shape[GCR_MAX_DIMS];
     long long st[6][GCR_MAX_DIMS];
     gcr_divs divs;
@@ -161,17 +161,23 @@ extern "C" __global__ void gcr_pw_vec(gcr_pw_flat_args g)
 extern "C" __global__ void gcr_pw_nd(gcr_pw_nd_args g)
 {
     if (g.fast) {
+        /* dims unrolled to a fixed bound so every shape/stride/magic read is an immediate
+         * constant-bank operand; 32-bit offsets (the host checked every operand's span) */
         for (unsigned i = (unsigned)gcr_tid(); i < (unsigned)g.n; i += (unsigned)gcr_nthreads()) {
-            long long off[6] = {0, 0, 0, 0, 0, 0};
+            int off[6] = {0, 0, 0, 0, 0, 0};
             unsigned rem = i;
-            for (int d = g.ndim - 1; d >= 0; d--) {
-                unsigned q = gcr_div(rem, g.divs.magic[d], g.divs.shift[d]);
-                long long x = rem - q * (unsigned)g.shape[d];
-                rem = q;
 #pragma unroll
-                for (int k = 0; k < 6; k++) off[k] += x * g.st[k][d];
+            for (int d = GCR_MAX_DIMS - 1; d >= 0; d--) {
+                if (d < g.ndim) {
+                    unsigned q = gcr_div(rem, g.divs.magic[d], g.divs.shift[d]);
+                    int x = (int)(rem - q * (unsigned)g.shape[d]);
+                    rem = q;
+#pragma unroll
+                    for (int k = 0; k < 6; k++) off[k] += x * (int)g.st[k][d];
+                }
             }
-            gcr_pw_one(g.out, off[0], g.in, off + 1, g.p0, g.p1, g.s);
+            long long ii[5] = {off[1], off[2], off[3], off[4], off[5]};
+            gcr_pw_one(g.out, off[0], g.in, ii, g.p0, g.p1, g.s);
         }
         return;
     }
