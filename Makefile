@@ -25,7 +25,7 @@ DEPS_LIB := $(wildcard .deps/lib)
 CPPFLAGS += -Iinclude -Ilib $(addprefix -I,$(DEPS_INC)) -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden $(SANFLAGS)
-LDFLAGS  += $(SANFLAGS) $(addprefix -L,$(DEPS_LIB)) $(addprefix -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_LIB)),$(DEPS_LIB))
+LDFLAGS  += $(SANFLAGS) $(addprefix -L,$(DEPS_LIB)) $(addprefix -Wl$(comma)-rpath$(comma),$(abspath $(DEPS_LIB)))
 LIBS     := -lcjson -lm -lpthread -ldl
 comma := ,
 
