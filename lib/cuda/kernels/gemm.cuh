@@ -33,9 +33,11 @@
  *   GCR_DENSE_KERNEL(name, T, CFG); GCR_DTYPE_ONLY (GCR_DT_F32/F16/BF16) limits the defaults to one
  *   dtype (fewer kernels to compile).
  *
- * Kernels: gcr_dense_{fma64,fma32}_f32 (FMA, f32 accumulate, no TF32), gcr_dense_{mma64,mma32}_{f16,
- * bf16} (mma.sync m16n8k16 tensor cores, f32 accumulate, sm_80+), gcr_dense_{fma64,fma32}_{f16,bf16}
- * below sm_80. 64/32 is the square output tile; the host picks 32 when 64 leaves SMs idle. */
+ * Kernels: gcr_dense_{fma64,fma32,fmat}_f32 (FMA, f32 accumulate, no TF32), gcr_dense_{mma64,mma32,
+ * mmat}_{f16,bf16} (mma.sync m16n8k16 tensor cores, f32 accumulate, sm_80+; the fma variants below
+ * sm_80), gcr_gemv_{f32,f16,bf16} (at most 8 rows). Tiles: 64x64; 32x32 with K split inside the
+ * block when 64 leaves SMs idle; 128x32 ("t") for N <= 32. The host (lib/cuda/conv.c) picks one
+ * and sets vec_a/vec_b where 16-byte loads along k are legal. */
 #ifndef GCR_GEMM_CUH
 #define GCR_GEMM_CUH
 
