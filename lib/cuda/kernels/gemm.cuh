@@ -17,11 +17,14 @@
  *                              (already f32) of image/batch n, input channel c. Applied to every
  *                              in-bounds input element of x (A) before the multiply; padding stays 0.
  *                              For matmul/linear, c is the reduction index k (the input feature)
- *                              and n the flattened batch index. Default: (v).
+ *                              and n the flattened batch index. Default: (v). The tensor-core
+ *                              engine rounds the result to the input dtype (f16/bf16) before the
+ *                              multiply, as an unfused producer would have stored it.
  *   GCR_EPILOGUE(acc, n, o, idx) a statement storing one output: acc is the f32 sum (bias NOT
  *                              added), n the image/batch index, o the output channel / column,
  *                              idx the element offset of the output in `out` (its dense layout:
- *                              NCHW or NHWC for conv, row-major for matmul/linear). Default:
+ *                              NCHW or NHWC for conv, row-major for matmul/linear). Runs exactly
+ *                              once per output element (after any in-block K split). Default:
  *                              gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0.0f))
  *   GCR_EXTRA_PARAMS           text appended to every kernel's parameter list, starting with a
  *                              comma (", const float* __restrict__ res, float alpha"); the hooks
