@@ -7,11 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The 16-byte load paths of the f32 FMA engine and of the GEMV kernel (kernels/gemm.cuh) are
- * written and covered by test_cuda_dense but have not yet run on a GPU (the last device run was
- * served stale kernels by the module cache): set to 1 once test_cuda_dense passes on a GPU with a
- * fresh GCR_CACHE_DIR. The tensor-core engine's 16-byte path has run and passed. */
-#define VEC_F32_GEMV 0
+/* The 16-byte load paths (kernels/gemm.cuh, vec_a/vec_b) are covered by test_cuda_dense, but only
+ * the tensor-core engine's 32x32 tile has run them on a GPU and passed (the last device run was
+ * served stale kernels by the module cache for the rest). Set to 1 once test_cuda_dense passes on
+ * a GPU with a fresh GCR_CACHE_DIR: it enables them for the f32 engine, the 64 and tall mma tiles
+ * and the GEMV kernel. */
+#define VEC_UNVERIFIED 0
 
 /* mirror of gcr_dw_args (conv.cuh) */
 typedef struct dw_args {
@@ -81,7 +82,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
      * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
     gcr_cuda_dense_args v = *a;
     int64_t ch = dt == GCR_F32 ? 4 : 8;
-    int vec_ok = ((dt == GCR_F32 && VEC_F32_GEMV) || tc) && a->KH * a->KW == 1 && a->K % ch == 0;
+    int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
     int za_ok = 1, zw_ok = 1;
     for (int i = 0; i < a->nz; i++) {
         za_ok &= a->zx[i] % ch == 0;
@@ -96,7 +97,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     if (a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast) {
         /* batch-1 classifier / squeeze-excite: a warp per output column streams the weights */
         snprintf(name, sizeof name, "gcr_gemv_%s", dt_suffix(dt));
-        if (!VEC_F32_GEMV) v.vec_a = v.vec_b = 0;
+        if (!VEC_UNVERIFIED) v.vec_a = v.vec_b = 0;
         gx = (unsigned)((a->N + 7) / 8);
         gy = 1;
         threads = 256;
@@ -104,6 +105,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
         /* the largest tile that still gives every SM a block; the 32 tile splits K inside the block */
         int64_t t64 = ((a->M + 63) / 64) * ((a->N + 63) / 64) * z, tt = ((a->M + 127) / 128) * ((a->N + 31) / 32) * z;
         const char *cfg = a->N <= 32 && tt >= sms ? "t" : t64 >= sms ? "64" : "32";
+        if (!VEC_UNVERIFIED && cfg[0] != '3') v.vec_a = v.vec_b = 0;
         int bm = cfg[0] == 't' ? 128 : cfg[0] == '6' ? 64 : 32, bn = cfg[0] == '6' ? 64 : 32;
         snprintf(name, sizeof name, "gcr_dense_%s%s_%s", tc ? "mma" : "fma", cfg, dt_suffix(dt));
         gx = (unsigned)((a->M + bm - 1) / bm);
