@@ -151,6 +151,19 @@ static uint64_t fnv1a(const char *p, size_t n)
     return h;
 }
 
+/* hash of every embedded kernel source, computed once (the sources are constants) */
+static uint64_t embedded_hash(void)
+{
+    static uint64_t h;
+    if (!h) {
+        uint64_t acc = 0;
+        for (int i = 0; gcr_embedded_srcs[i].name; i++)
+            acc = acc * 1099511628211ull ^ fnv1a(gcr_embedded_srcs[i].text, strlen(gcr_embedded_srcs[i].text));
+        h = acc | 1; /* never 0, so "computed" is distinguishable */
+    }
+    return h;
+}
+
 static void mkdirs(const char *dir)
 {
     char buf[1024];
@@ -306,8 +319,11 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
 {
     gcr_cuda_state *st = gcr_cuda_st(ctx);
     GCR_CHECK(ctx, st && source && (n == 0 || (names && out)), GCR_ERR_INVALID, "cuda program: invalid arguments");
-    char head[96];
-    int hl = snprintf(head, sizeof head, "%s|sm_%d|nvrtc%d|--std=c++17 -prec-div=false|", KEY_FORMAT, st->arch, gcr_nvrtc_version());
+    char head[160];
+    /* the key covers the embedded headers a program may include: a library with changed kernel
+     * files must never load modules compiled from the old ones */
+    int hl = snprintf(head, sizeof head, "%s|sm_%d|nvrtc%d|hdr%016llx|--std=c++17 -prec-div=false|", KEY_FORMAT,
+                      st->arch, gcr_nvrtc_version(), (unsigned long long)embedded_hash());
     size_t sl = strlen(source), kl = (size_t)hl + sl;
     char *key = malloc(kl + 1);
     GCR_CHECK(ctx, key, GCR_ERR_OOM, "cuda program: out of host memory");
