@@ -8,7 +8,8 @@
 #
 # usage: bench/mobilenet.sh                     (from anywhere; runs from the repository root)
 # knobs (environment): BATCHES="1 8 32 128"  DTYPES="f32 f16"  LAYOUT=nchw  ITERS=200
-#   TORCH=1 (0 skips PyTorch)  TORCH_MODES=eager,graph,ro  COLD=1 (0 skips cold start)
+#   GCR=1 (0 skips the gcr runs)  TORCH=1 (0 skips PyTorch)  TORCH_MODES=eager,graph,ro
+#   COLD=1 (0 skips cold start)  COLD_DTYPES="f32" (cold start per dtype; an empty cache compiles everything)
 #   BUILD=build  RESULTS=bench/results  MAKEFLAGS_J=-j8  DEVICE=cuda (cpu: a smoke test of this script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,9 @@ DEVICE=${DEVICE:-cuda}
 ITERS=${ITERS:-200}
 TORCH=${TORCH:-1}
 TORCH_MODES=${TORCH_MODES:-eager,graph,ro}
-COLD=${COLD:-1}
+GCR=${GCR:-1}
+COLD=${COLD:-$GCR}
+COLD_DTYPES=${COLD_DTYPES:-${DTYPES%% *}}
 BUILD=${BUILD:-build}
 RESULTS=${RESULTS:-bench/results}
 J=${MAKEFLAGS_J:--j8}
@@ -28,7 +31,7 @@ mkdir -p "$RESULTS"
 LOG="$RESULTS/mobilenet-$STAMP.log"
 JSONL="$RESULTS/mobilenet-$STAMP.jsonl"
 MD="$RESULTS/mobilenet-$STAMP.md"
-CMD="BATCHES=\"$BATCHES\" DTYPES=\"$DTYPES\" LAYOUT=$LAYOUT ITERS=$ITERS TORCH=$TORCH TORCH_MODES=$TORCH_MODES bench/mobilenet.sh"
+CMD="BATCHES=\"$BATCHES\" DTYPES=\"$DTYPES\" LAYOUT=$LAYOUT ITERS=$ITERS GCR=$GCR TORCH=$TORCH TORCH_MODES=$TORCH_MODES COLD=$COLD COLD_DTYPES=\"$COLD_DTYPES\" bench/mobilenet.sh"
 : > "$JSONL"
 
 make $J BUILD="$BUILD" "$BUILD/bin/mobilenet_v3" > "$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
@@ -39,6 +42,7 @@ echo "# $CMD on $GPU" | tee -a "$LOG"
 
 # gcr: one process per (dtype, batch); its cache warms after the first, cold start is measured below
 for dt in $DTYPES; do
+  [ "$GCR" = 1 ] || break
   for b in $BATCHES; do
     echo "== gcr large $dt batch $b" | tee -a "$LOG"
     "$BIN" --model large --batch "$b" --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" --iters "$ITERS" --warmup 20 \
@@ -63,7 +67,7 @@ fi
 # cold start: fresh processes, batch 1, replay mode only; empty cache, then the same (now warm) cache
 if [ "$COLD" = 1 ]; then
   CACHE=$(mktemp -d)
-  for dt in $DTYPES; do
+  for dt in $COLD_DTYPES; do
     rm -rf "$CACHE"; mkdir -p "$CACHE"
     for state in empty warm; do
       t0=$(date +%s.%N)
