@@ -54,9 +54,10 @@ static void make_valid(void)
     vbytes = 167;
 }
 
-static void test_valid_round_trip(void)
+static void valid_round_trip(gcr_device dev)
 {
-    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    gcr_ctx *ctx = h_ctx(dev);
+    if (!ctx) return;
     const char *p = write_st(vheader, vdata, vbytes, 0);
     uint64_t scope = gcr_scope_begin(ctx);
     gcr_weights *w = NULL;
@@ -95,6 +96,13 @@ static void test_valid_round_trip(void)
     gcr_weights_free(w);
     gcr_weights_free(NULL);
     gcr_ctx_destroy(ctx);
+}
+
+/* every dtype byte for byte, on the CPU and on CUDA where present */
+static void test_valid_round_trip(void)
+{
+    valid_round_trip(GCR_DEVICE_CPU);
+    valid_round_trip(GCR_DEVICE_CUDA);
 }
 
 /* larger random f32 payload, loaded on every available device */
