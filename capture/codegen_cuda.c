@@ -1,10 +1,13 @@
 /* codegen_cuda.c — CUDA C text for fused kernels (see codegen.h). Pure text: no CUDA API here.
  *
- * Every expression is evaluated in f32. Values are rounded to their dtype where they are stored
- * and at explicit casts, not between fused ops: an f16/bf16 chain keeps its intermediates in f32
- * (as nvFuser and TorchInductor do), so it is at least as accurate as eager and may differ from it
- * by an ulp of the dtype. Rounding every intermediate (f32 -> f16 -> f32, two conversions per op)
- * made the fused f16 hardswish conversion-bound at 62% of copy bandwidth on an H100.
+ * Every expression is evaluated in f32 and rounded to its dtype where it is stored and at
+ * explicit casts. Between fused ops:
+ * - f16 intermediates stay f32 (as in nvFuser and TorchInductor): rounding each one costs two
+ *   conversions on the conversion pipe and made the fused f16 hardswish conversion-bound at 62%
+ *   of copy bandwidth on an H100 (98% without). Results are at least as accurate as eager and
+ *   may differ from it by about an f16 ulp.
+ * - bf16 intermediates are rounded as eager stores them (integer ops only, cheap): with an 8-bit
+ *   mantissa, skipping the roundings of a chain moved results several bf16 ulps from eager.
  * Shapes and strides of one variant are fixed, so they are written as constants: index math
  * divides by constants (multiply-shift) and uses 32-bit integers whenever every offset fits. */
 #include "codegen.h"
@@ -56,6 +59,7 @@ static const char *ity(bool fits32) { return fits32 ? "int" : "long long"; }
 typedef struct emit_ctx {
     void (*load)(sb *b, const struct emit_ctx *ec, int l);
     const char *acc;       /* text of the anchor's result (E_ACC), already f32 */
+    gcr_dtype acc_dtype;
     const gcr_ir *ir;
     const gcr_group *g;
     const char *ind;       /* indentation */
@@ -63,7 +67,7 @@ typedef struct emit_ctx {
 
 static void round_to(sb *b, const char *ind, int e, gcr_dtype dt)
 {
-    if (dt != GCR_F32) put(b, "%se%d = gcr_to_f32<%d>(gcr_from_f32<%d>(e%d));\n", ind, e, (int)dt, (int)dt, e);
+    if (dt != GCR_F32 && dt != GCR_F16) put(b, "%se%d = gcr_to_f32<%d>(gcr_from_f32<%d>(e%d));\n", ind, e, (int)dt, (int)dt, e);
 }
 
 /* one statement per expression: float eN = ...; (rounded to its dtype) */
@@ -80,7 +84,8 @@ static void emit_exprs(sb *b, const emit_ctx *ec)
             put(b, ";\n");
             break;
         case GCR_E_ACC:
-            put(b, "%sconst float e%d = %s;\n", ind, i, ec->acc);
+            put(b, "%sfloat e%d = %s;\n", ind, i, ec->acc);
+            round_to(b, ind, i, ec->acc_dtype);
             break;
         case GCR_E_OP: {
             const gcr_op_info *oi = &gcr_op_table[e->op];
@@ -100,7 +105,8 @@ static void emit_exprs(sb *b, const emit_ctx *ec)
             put_float(b, e->p1);
             put(b, ";\n%s    (void)a; (void)b; (void)c; (void)d; (void)e; (void)p0; (void)p1;\n", ind);
             put(b, "%s    e%d = (float)(%s);\n%s}\n", ind, i, oi->expr, ind);
-            if (e->op == GCR_OP_CAST) round_to(b, ind, i, e->dtype);
+            if (e->op == GCR_OP_CAST && e->dtype == GCR_F16) put(b, "%se%d = gcr_to_f32<1>(gcr_from_f32<1>(e%d));\n", ind, i, i);
+            else round_to(b, ind, i, e->dtype);
             break;
         }
         }
@@ -556,6 +562,7 @@ static gcr_status gen_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
         ec.g = eg;
         ec.load = epi_load;
         ec.acc = "accv";
+        ec.acc_dtype = acc->m.dtype;
         ec.ind = "    ";
         emit_exprs(&b, &ec);
         for (int o = 0; o < eg->n_out; o++) {
@@ -719,6 +726,7 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
         ec.g = eg;
         ec.load = red_load;
         ec.acc = "acc";
+        ec.acc_dtype = om->dtype;
         ec.ind = "        ";
         emit_exprs(&b, &ec);
     } else {

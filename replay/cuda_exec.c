@@ -5,8 +5,8 @@
  * kernels (conv/linear/matmul/pool with hooks) into the template's program with their hooks; all
  * are compiled here, through the runtime's module cache (memory and disk), so a group that does
  * not compile is reported (GCR_ERR_COMPILE, *failed_kernel) and the graph runs it unfused.
- * run: the first run launches plainly (loads every eager module outside any capture; with
- * knobs.profile it times each kernel with events). With knobs.graphs the launch sequence is then
+ * run: the first run launches plainly (loads every eager module outside any capture); with
+ * knobs.profile every run does, timing each kernel between events. With knobs.graphs the launch sequence is then
  * captured once into a CUDA Graph and replayed with cudaGraphLaunch; when data pointers change
  * (an input rebound) the sequence is captured again, with no re-trace and no recompile, and the
  * instantiated graph patched by cudaGraphExecUpdate (re-instantiated if the update is refused).
@@ -310,8 +310,10 @@ static gcr_status cuda_run(gcr_graph *g, gcr_variant *v)
 {
     gcr_ctx *ctx = g->ctx;
     cuda_state *st = v->ex_state;
+    /* profiling times every kernel of every run, so it launches plainly (no graph) */
+    if (ctx->knobs.profile) return run_profiled(g, v);
     /* the first run launches plainly: every module gets loaded outside a capture */
-    if (st->runs++ == 0) return ctx->knobs.profile ? run_profiled(g, v) : launch_all(g, v);
+    if (st->runs++ == 0) return launch_all(g, v);
     if (!ctx->knobs.graphs) return launch_all(g, v);
     if (!st->exec || memcmp(st->cap_ptr, v->ptr, sizeof *v->ptr * (size_t)v->ir->n_values)) GCR_TRY(capture(g, v));
     return gcr_cuda_error(ctx, cudaGraphLaunch(st->exec, gcr_cuda_stream(ctx)), "replay: cudaGraphLaunch");

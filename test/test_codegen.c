@@ -1,7 +1,7 @@
 /* test_codegen.c — the CUDA code generator without a GPU: every fused kernel of the models in
  * fused_models.h (captured on a CPU context, f32/f16, NCHW/NHWC) must be generated (codegen may
  * not refuse a supported shape: that would silently unfuse it) and, in CUDA builds, compile with
- * NVRTC for sm_80 and sm_90, the OWN kernels as one program like the executor builds them and
+ * NVRTC for sm_80 and sm_90 (f32, f16, bf16), the OWN kernels as one program like the executor builds them and
  * each anchored kernel as its template with the generated hooks. */
 #include "fused_models.h"
 #include "../replay/graph.h"
@@ -97,9 +97,9 @@ static void test_models(void)
 {
     gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
     if (!ctx) return;
-    static const gcr_dtype dts[2] = {GCR_F32, GCR_F16};
+    static const gcr_dtype dts[3] = {GCR_F32, GCR_F16, GCR_BF16};
     for (int c = 0; c < FM_N_CASES; c++)
-        for (int d = 0; d < 2; d++)
+        for (int d = 0; d < 3; d++)
             for (int f = 0; f < 2; f++) {
                 const fm_case *m = &fm_cases[c];
                 gcr_tensor *in[CU_MAX];
@@ -115,7 +115,7 @@ static void test_models(void)
                 if (CHECK(g && g->cur, "%s: capture failed: %s", what, gcr_ctx_error(ctx))) {
                     if (m->kernels) CHECK(cu_kernels(g) == m->kernels, "%s: %d kernels, want %d", what, cu_kernels(g), m->kernels);
                     /* templates are large: their hooks compile for one arch in two of the four combinations */
-                    gen_all(g, what, d != f ? 0 : d ? 2 : 1, !strcmp(m->name, FM_REFUSED));
+                    gen_all(g, what, d != f ? 0 : d ? 2 : 1, /* bf16 (d == 2): own kernels only */ !strcmp(m->name, FM_REFUSED));
                 }
                 gcr_graph_destroy(g);
                 for (int i = 0; i < m->n_in; i++) {
