@@ -92,8 +92,14 @@ static const conv_case convs[] = {
     {2, 64, 64, 64, 128, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* enough tiles for the 64-wide engine */
     {2, 16, 96, 96, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* N <= 32 with many rows: the tall tile */
     {1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* MobileNet tail: tiny M, long K (split K) */
+    /* the streaming tensor-core tiles (gemm_tc.cuh, f16/bf16; >= 132 tiles of 128 rows): NHWC
+     * k-contiguous rows, NCHW (dense) pixel-contiguous rows; partial column tiles, K tails */
+    {8, 24, 48, 48, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* 128x64 tile */
+    {8, 40, 48, 48, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},   /* 128x32 tile, K 40: a partial k tile */
+    {4, 96, 48, 48, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 128x128 tile, 3 k tiles */
+    {2, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12, 1},    /* depthwise, C % 8 != 0: 16-byte channel loads in f32 only */
 };
-#define N_BIG_CONVS 3
+#define N_BIG_CONVS 7
 
 static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
 {
@@ -163,6 +169,8 @@ static void test_matmul(void)
         matmul_one(2, a5, L_DENSE, 2, b5, L_DENSE, dt);
         int64_t a6[2] = {1, 960}, b6[2] = {960, 1280}; /* batch-1 classifier */
         matmul_one(2, a6, L_DENSE, 2, b6, L_PERM, dt);
+        int64_t a7[2] = {17408, 64}, b7[2] = {64, 40}; /* tc tile, A column-major (pixel-contiguous rows) */
+        matmul_one(2, a7, L_PERM, 2, b7, L_PERM, dt);
     }
 }
 
@@ -198,6 +206,8 @@ static void test_linear(void)
         int64_t x5[3] = {6, 10, 64}; /* K a multiple of 8: 16-byte operand loads */
         linear_one(3, x5, 40, 1, L_DENSE, dts[d]);
         linear_one(3, x5, 40, 1, L_PERM, dts[d]);
+        int64_t x6[3] = {160, 128, 64}; /* tc 128x128 tile over 20480 rows, 72 columns */
+        linear_one(3, x6, 72, 1, L_DENSE, dts[d]);
     }
 }
 
@@ -385,6 +395,10 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[0], L_NHWC);   /* 1x1, 16-byte loads through the prologue */
     hooked_conv_f16(&convs[0], L_DENSE);
     hooked_conv_f16(&convs[15], L_NHWC);  /* split K, 16-byte loads */
+    hooked_conv_f16(&convs[16], L_NHWC);  /* tc tiles: prologue on the landed shared chunks */
+    hooked_conv_f16(&convs[16], L_DENSE);
+    hooked_conv_f16(&convs[18], L_NHWC);
+    hooked_conv_f16(&convs[18], L_DENSE);
     hooked_conv_f16(&convs[5], L_NHWC);   /* depthwise */
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */

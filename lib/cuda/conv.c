@@ -7,12 +7,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The 16-byte load paths (kernels/gemm.cuh, vec_a/vec_b) are covered by test_cuda_dense, but only
- * the tensor-core engine's 32x32 tile has run them on a GPU and passed (the last device run was
- * served stale kernels by the module cache for the rest). Set to 1 once test_cuda_dense passes on
- * a GPU with a fresh GCR_CACHE_DIR: it enables them for the f32 engine, the 64 and tall mma tiles
- * and the GEMV kernel. */
-#define VEC_UNVERIFIED 0
+/* The 16-byte load paths (kernels/gemm.cuh, vec_a/vec_b) of the f32 engine, the 64 and tall mma
+ * tiles and the GEMV kernel: on (1) from the perf helper's run, which checks them with
+ * test_cuda_dense on a GPU with a fresh GCR_CACHE_DIR; build with -DVEC_UNVERIFIED=0 to leave
+ * only the mma 32x32 tile's (verified earlier) on. */
+#ifndef VEC_UNVERIFIED
+#define VEC_UNVERIFIED 1
+#endif
+
+/* The streaming tensor-core tile (kernels/gemm_tc.cuh) for f16/bf16 1x1 convs and GEMMs with
+ * 16-byte operand chunks and enough 128-row tiles to fill the device. */
+#ifndef GCR_DENSE_TC
+#define GCR_DENSE_TC 1
+#endif
+
+/* channels-last depthwise with 16 bytes of channels per thread (conv.cuh gcr_dw_vec) */
+#ifndef GCR_DW_VEC
+#define GCR_DW_VEC 1
+#endif
 
 /* mirror of gcr_dw_args (conv.cuh) */
 typedef struct dw_args {
@@ -91,10 +103,28 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     v.vec_a = vec_ok && za_ok && a->ph == 0 && a->pw == 0 && a->xs[1] == 1 && a->xs[0] % ch == 0 && a->xs[2] % ch == 0 &&
               a->xs[3] % ch == 0 && (uintptr_t)x % 16 == 0;
     v.vec_b = vec_ok && zw_ok && a->ws[1] == 1 && a->ws[0] % ch == 0 && (uintptr_t)w % 16 == 0;
+    /* A pixel-contiguous (NCHW 1x1 stride 1, or a column-major matmul operand): the tc tile loads
+     * 8 rows of one image per chunk, so H*W % 8 == 0 and every offset a multiple of 8 elements */
+    int64_t sp = a->OH * a->OW;
+    int a_pix = tc && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->sh == 1 && a->sw == 1 && a->K % 8 == 0 &&
+                ((a->OW == 1 && a->xs[2] == 1) || (a->xs[3] == 1 && a->xs[2] == a->OW)) && sp % 8 == 0 &&
+                a->xs[1] % 8 == 0 && a->xs[0] % 8 == 0 && za_ok && (uintptr_t)x % 16 == 0;
+    int at = !GCR_DENSE_TC || !tc || !v.vec_b ? -1 : v.vec_a ? 0 : a_pix ? 1 : -1;
+    int64_t tbn = a->N <= 32 ? 32 : a->N <= 64 ? 64 : 128;
+    int64_t trows = (a->M + 127) / 128, ttiles = trows * ((a->N + tbn - 1) / tbn) * z;
+    if (tbn == 128 && ttiles < sms) {
+        tbn = 64;
+        ttiles = trows * ((a->N + 63) / 64) * z;
+    }
     a = &v;
     char name[48];
     unsigned gx, gy, threads;
-    if (a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast) {
+    if (at >= 0 && a->M > 8 && ttiles >= sms) {
+        snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", (int)tbn, at ? "n" : "", dt_suffix(dt));
+        gx = (unsigned)trows;
+        gy = (unsigned)((a->N + tbn - 1) / tbn);
+        threads = 256;
+    } else if (a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast) {
         /* batch-1 classifier / squeeze-excite: a warp per output column streams the weights */
         snprintf(name, sizeof name, "gcr_gemv_%s", dt_suffix(dt));
         if (!VEC_UNVERIFIED) v.vec_a = v.vec_b = 0;
@@ -132,17 +162,25 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     }
     a.total = a.N * a.C * a.OH * a.OW;
     a.c_fast = y->strides[1] == 1 && a.C > 1;
+    const void *xp = gcr_tensor_data(c->in[0]), *wp = gcr_tensor_data(c->in[1]);
+    const void *bp = c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
+    void *yp = gcr_tensor_data(out);
+    /* the kernel's 4-outputs-per-thread paths (conv.cuh gcr_dw_tile, gcr_dw_vec) need a quarter
+     * of the threads; the channels-last one also 16 bytes of channels per thread, every offset of
+     * them a multiple of 16 bytes */
+    int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
+    int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
+    if (GCR_DW_VEC && tile && a.c_fast && a.xs[1] == 1 && a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 &&
+        a.xs[3] % vc == 0 && a.ys[0] % vc == 0 && a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 &&
+        (uintptr_t)yp % 16 == 0)
+        a.c_fast = 2;
     gcr_kernel *k;
     char name[32];
     snprintf(name, sizeof name, "gcr_dw_%s", dt_suffix(x->dtype));
     GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
-    /* the kernel's 4-outputs-per-thread path (conv.cuh gcr_dw_tile) needs a quarter of the threads */
-    int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
-    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
+    int64_t ox = a.c_fast == 2 && vc == 8 ? 2 : 4; /* outputs per thread along a row (gcr_dw_vec's OX) */
+    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + ox - 1) / ox) / (a.c_fast == 2 ? vc : 1) : a.total;
     int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16;
-    const void *xp = gcr_tensor_data(c->in[0]), *wp = gcr_tensor_data(c->in[1]);
-    const void *bp = c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
-    void *yp = gcr_tensor_data(out);
     void *std[] = {&a, &xp, &wp, &yp, &bp};
     return launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, std, 5, h);
 }

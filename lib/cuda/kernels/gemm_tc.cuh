@@ -1,0 +1,296 @@
+/* gemm_tc.cuh — the dense engine's streaming tensor-core tile (f16/bf16, sm_80+) for the layouts
+ * where every operand chunk is 16 contiguous, aligned bytes: 1x1 convs with no padding and
+ * matmul/linear whose weights are k-contiguous. At MobileNet sizes these GEMMs are memory-bound
+ * (K, N <= 960), so the point is to stream A and the output at full bandwidth: cp.async copies
+ * global -> shared with no register round trip (2-3 stages in flight), ldmatrix feeds mma.sync
+ * m16n8k16, and a block covers up to 128 output columns so A is read once for most layers.
+ *
+ * Same problem, args (gcr_dense_args) and FUSION CONTRACT as gemm.cuh (read its top comment): the
+ * prologue runs on each thread's own freshly landed chunks in shared memory (rounded to T, padding
+ * left 0) before the block reads them; the epilogue runs once per output element from a staged
+ * accumulator chunk, stores running along the output's contiguous dim.
+ *
+ * A layouts (AT): 0 k-contiguous rows (NHWC conv, row-major matmul): A(r, k) at rowA(r) + k, with
+ *   rowA decoded as in gemm.cuh; 1 pixel-contiguous (NCHW 1x1 stride-1 conv with dense spatial
+ *   dims and H*W a multiple of 8): A(r, k) at n*xs[0] + k*xs[1] + pix, 8 pixels of one image per
+ *   chunk, loaded [k][m] and transposed by ldmatrix.trans. B is always w[col*ws[0] + k].
+ * The host (lib/cuda/conv.c) checks every alignment and layout condition before picking these.
+ * Kernels: gcr_dense_tc{128,64,32}[n]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1. */
+#ifndef GCR_GEMM_TC_CUH
+#define GCR_GEMM_TC_CUH
+
+#include "gemm.cuh"
+
+/* 8 warps as WM x WN; BK 32; ST stages of shared operand tiles */
+template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_> struct gcr_tc_cfg {
+    enum { BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, ST = ST_, AT = AT_, THREADS = 256 };
+};
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 0> gcr_cfg_tc128;  /* warp tile 64x32 */
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0> gcr_cfg_tc64;    /* 32x32 */
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0> gcr_cfg_tc32;    /* 32x16 */
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 1> gcr_cfg_tc128n;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 1> gcr_cfg_tc64n;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 1> gcr_cfg_tc32n;
+
+__device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/* 16 bytes global -> shared; ok == false fills zeros and reads nothing */
+__device__ __forceinline__ void gcr_tc_cp16(void *dst, const void *src, bool ok)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gcr_tc_smem(dst)), "l"(src), "r"(ok ? 16 : 0));
+}
+
+template <typename T, class CFG, class Pro, class Epi>
+__device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                             Pro &pro, Epi &epi)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, ST = CFG::ST, AT = CFG::AT, NT = CFG::THREADS };
+    enum { TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
+    /* shared tiles (halves): A [m][k] (AT 0) or [k][m] (AT 1), B [n][k]; the pads keep the 8 row
+     * addresses of each ldmatrix on distinct banks */
+    enum { LDA = AT ? BM + 8 : BK + 8, A_ROWS = AT ? BK : BM, LDB = BK + 8 };
+    enum { A_CH = BM * BK / 8, B_CH = BN * BK / 8, NCA = A_CH / NT, NCB = (B_CH + NT - 1) / NT };
+    enum { LDC = BN + 1 };
+    static_assert(NI % 2 == 0 && A_CH % NT == 0, "tile shape");
+    struct stage {
+        unsigned short a[A_ROWS][LDA];
+        unsigned short b[BN][LDB];
+    };
+    static_assert(sizeof(stage) * ST >= sizeof(float) * TWM * LDC, "epilogue chunk must fit the operand stages");
+    __shared__ __align__(16) unsigned char raw[sizeof(stage) * ST];
+    __shared__ long long rowC[BM];
+    __shared__ int rown[BM];
+    stage *sg = (stage *)raw;
+    float (*Cs)[LDC] = (float (*)[LDC])raw;
+
+    const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
+    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
+    const int sp = (int)(p.OH * p.OW);
+    long long za, zb, zo;
+    gcr_dn_zoff(p, za, zb, zo);
+    x += za;
+    w += zb;
+    for (int i = t; i < BM; i += NT) {
+        int r = r0 + i;
+        if (r < M) {
+            int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+            rowC[i] = n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+            rown[i] = n;
+        } else {
+            rowC[i] = 0;
+            rown[i] = 0;
+        }
+    }
+
+    /* this thread's chunks: fixed rows / columns, k advancing by BK per tile */
+    const T *pa[NCA];
+    int ka[NCA], na[NCA], la[NCA]; /* chunk's k within the tile, image, smem row/col; na < 0: out of range */
+#pragma unroll
+    for (int i = 0; i < NCA; i++) {
+        int e = t + i * NT;
+        if (AT) { /* chunk = 8 rows (pixels) of one k */
+            int kl = e / (BM / 8), mc = (e % (BM / 8)) * 8, r = r0 + mc;
+            int n = r / sp, pix = r - n * sp;
+            ka[i] = kl;
+            la[i] = mc;
+            na[i] = r < M ? n : -1;
+            pa[i] = x + (r < M ? n * p.xs[0] + pix + kl * p.xs[1] : 0);
+        } else { /* chunk = 8 k of one row */
+            int rl = e / (BK / 8), kl = (e % (BK / 8)) * 8, r = r0 + rl;
+            long long off = 0;
+            if (r < M) {
+                int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+                off = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
+                na[i] = n;
+            } else {
+                na[i] = -1;
+            }
+            ka[i] = kl;
+            la[i] = rl;
+            pa[i] = x + off + kl;
+        }
+    }
+    const T *pb[NCB];
+    int kb[NCB];
+    bool okb[NCB];
+#pragma unroll
+    for (int i = 0; i < NCB; i++) {
+        int e = t + i * NT, cl = e / (BK / 8), kl = (e % (BK / 8)) * 8;
+        okb[i] = e < B_CH && c0 + cl < N;
+        kb[i] = kl;
+        pb[i] = w + (okb[i] ? (long long)(c0 + cl) * p.ws[0] + kl : 0);
+    }
+    const long long astep = AT ? BK * p.xs[1] : BK;
+
+    auto issue = [&](int kt) {
+        stage &s = sg[kt % ST];
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < NCA; i++) {
+            bool ok = na[i] >= 0 && k0 + ka[i] < K;
+            void *dst = AT ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
+            gcr_tc_cp16(dst, ok ? (const void *)(pa[i] + kt * astep) : (const void *)x, ok);
+        }
+#pragma unroll
+        for (int i = 0; i < NCB; i++) {
+            int e = t + i * NT;
+            if (e < B_CH) {
+                bool ok = okb[i] && k0 + kb[i] < K;
+                gcr_tc_cp16(&s.b[e / (BK / 8)][kb[i]], ok ? (const void *)(pb[i] + k0) : (const void *)w, ok);
+            }
+        }
+    };
+    /* the prologue on this thread's own chunks of tile kt (visible to it after its wait_group) */
+    auto prologue = [&](int kt) {
+        stage &s = sg[kt % ST];
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < NCA; i++) {
+            if (na[i] < 0 || k0 + ka[i] >= K) continue;
+            if (AT) { /* 8 pixels of one channel */
+                union { uint4 q; T h[8]; } u;
+                u.q = *(uint4 *)&s.a[ka[i]][la[i]];
+                const int c = k0 + ka[i] + zc, n = na[i] + zn;
+#pragma unroll
+                for (int j = 0; j < 8; j++) u.h[j].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[j]), n, c), (T *)0);
+                *(uint4 *)&s.a[ka[i]][la[i]] = u.q;
+            } else {
+                uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
+                *q = gcr_dn_pro8<T>(*q, pro, na[i] + zn, k0 + ka[i] + zc);
+            }
+        }
+    };
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[i][j][q] = 0.0f;
+    const int warp = t >> 5, lane = t & 31;
+    const int wm = warp / CFG::WN, wr = wm * TWM, wc = (warp % CFG::WN) * TWN;
+    const int nk = (K + BK - 1) / BK;
+
+#pragma unroll
+    for (int s = 0; s < ST - 1; s++) {
+        if (s < nk) issue(s);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    for (int kt = 0; kt < nk; kt++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
+        if (!GCR_PROLOGUE_IDENTITY) prologue(kt);
+        __syncthreads(); /* tile kt is in; every warp is done with tile kt - 1, whose stage refills now */
+        if (kt + ST - 1 < nk) issue(kt + ST - 1);
+        asm volatile("cp.async.commit_group;\n" ::);
+        const stage &s = sg[kt % ST];
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned a[MI][4], b[NI][2];
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                const int m0 = wr + i * 16;
+                const void *ad;
+                if (AT) {
+                    const int mi = lane >> 3;
+                    ad = &s.a[kk + (lane & 7) + (mi >> 1) * 8][m0 + (mi & 1) * 8];
+                    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                                 : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                                 : "r"(gcr_tc_smem(ad)));
+                } else {
+                    ad = &s.a[m0 + (lane & 15)][kk + (lane >> 4) * 8];
+                    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                                 : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                                 : "r"(gcr_tc_smem(ad)));
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                const int mi = lane >> 3;
+                const void *bd = &s.b[wc + j * 8 + (lane & 7) + (mi >> 1) * 8][kk + (mi & 1) * 8];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                             : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j + 1][0]), "=r"(b[j + 1][1])
+                             : "r"(gcr_tc_smem(bd)));
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    if (gcr_dn_is_bf16<T>::v)
+                        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                                     "{%8,%9}, {%0,%1,%2,%3};"
+                                     : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                                     : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+                    else
+                        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                                     "{%8,%9}, {%0,%1,%2,%3};"
+                                     : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                                     : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+                }
+        }
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
+
+    const bool rows_fast = p.ys[1] != 1;
+    const int zo_o = (int)(blockIdx.z * p.zo);
+    const int g = lane >> 2, q2 = (lane & 3) * 2;
+    for (int pass = 0; pass < CFG::WM; pass++) {
+        if (wm == pass) {
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int j = 0; j < NI; j++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        Cs[i * 16 + g + h * 8][wc + j * 8 + q2] = acc[i][j][h * 2];
+                        Cs[i * 16 + g + h * 8][wc + j * 8 + q2 + 1] = acc[i][j][h * 2 + 1];
+                    }
+        }
+        __syncthreads();
+        const int rb = pass * TWM;
+        for (int e = t; e < TWM * BN; e += NT) {
+            int r = rows_fast ? e % TWM : e / BN, c = rows_fast ? e / TWM : e % BN;
+            if (r0 + rb + r < M && c0 + c < N)
+                epi(Cs[r][c], rown[rb + r] + zn, c0 + c + zo_o, zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+        }
+        __syncthreads();
+    }
+#else
+    (void)p; (void)x; (void)w; (void)pro; (void)epi;
+    __trap(); /* the host never picks this engine below sm_80 */
+#endif
+}
+
+#define GCR_DENSE_TC_KERNEL(NAME, T, CFG)                                                                   \
+    extern "C" __global__ void __launch_bounds__(CFG::THREADS, 2)                                          \
+        NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
+             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
+    {                                                                                                      \
+        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
+        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        gcr_dense_tc<T, CFG>(p, x, w, pro, epi);                                                           \
+    }
+
+#endif /* GCR_GEMM_TC_CUH */
+
+#if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_GEMM_BASE_ONLY) && !defined(GCR_GEMM_TC_KERNELS_DONE)
+#define GCR_GEMM_TC_KERNELS_DONE
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128_f16, gcr_dn_f16, gcr_cfg_tc128)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64_f16, gcr_dn_f16, gcr_cfg_tc64)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32_f16, gcr_dn_f16, gcr_cfg_tc32)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_f16, gcr_dn_f16, gcr_cfg_tc128n)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_f16, gcr_dn_f16, gcr_cfg_tc64n)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_f16, gcr_dn_f16, gcr_cfg_tc32n)
+#endif
+#if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128_bf16, gcr_dn_bf16, gcr_cfg_tc128)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64_bf16, gcr_dn_bf16, gcr_cfg_tc64)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32_bf16, gcr_dn_bf16, gcr_cfg_tc32)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_bf16, gcr_dn_bf16, gcr_cfg_tc128n)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_bf16, gcr_dn_bf16, gcr_cfg_tc64n)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_bf16, gcr_dn_bf16, gcr_cfg_tc32n)
+#endif
+#endif
