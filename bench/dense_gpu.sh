@@ -1,6 +1,6 @@
 #!/bin/sh
 # dense_gpu.sh — one device call for the dense kernels (perf helper): builds the library twice
-# (build-gpu: as committed; build-gpu-base: -DVEC_UNVERIFIED=0 -DGCR_DENSE_TC=0 -DGCR_DW_VEC=0, the selection
+# (build-gpu: as committed; build-gpu-base: -DVEC_UNVERIFIED=0 -DGCR_DENSE_TC=0 -DGCR_DW_VEC=0 -DGCR_DENSE_DIRECT=0, the selection
 # before the streaming tensor-core tile), runs test_cuda_dense with a fresh kernel cache, then
 # conv_bench for both builds (NCHW and NHWC; f32 and f16; batch 1 and 128), logs under $OUT, and
 # prints the per-forward totals last.  usage: sh bench/dense_gpu.sh [torch]
@@ -12,7 +12,7 @@ J=-j16
 T=build-gpu/test/test_cuda_dense
 B=build-gpu/bench/conv_bench
 make BUILD=build-gpu $J $T $B > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-make BUILD=build-gpu-base CFLAGS="-O2 -g -DVEC_UNVERIFIED=0 -DGCR_DENSE_TC=0 -DGCR_DW_VEC=0" $J build-gpu-base/bench/conv_bench \
+make BUILD=build-gpu-base CFLAGS="-O2 -g -DVEC_UNVERIFIED=0 -DGCR_DENSE_TC=0 -DGCR_DW_VEC=0 -DGCR_DENSE_DIRECT=0" $J build-gpu-base/bench/conv_bench \
     >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 $T > "$OUT/test.log" 2>&1

@@ -97,9 +97,15 @@ static const conv_case convs[] = {
     {8, 24, 48, 48, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* 128x64 tile */
     {8, 40, 48, 48, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},   /* 128x32 tile, K 40: a partial k tile */
     {4, 96, 48, 48, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 128x128 tile, 3 k tiles */
-    {2, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12, 1},    /* depthwise, C % 8 != 0: 16-byte channel loads in f32 only */
+    {2, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12, 1},    /* depthwise, C % 8 != 0 */
+    {90, 24, 14, 14, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* NCHW, H*W % 8 != 0: tc tile, A by elements */
+    {200, 64, 7, 7, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* same, 7x7 (odd H*W), 128x128 tile */
+    /* channels-last depthwise with 16-byte channel groups (enough threads to be picked) */
+    {8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 1},  /* 3x3 s1 */
+    {16, 96, 56, 56, 96, 5, 5, 2, 2, 2, 2, 1, 1, 96, 0}, /* 5x5 s2 */
+    {32, 320, 14, 14, 320, 3, 3, 1, 1, 1, 1, 2, 1, 320, 1}, /* 2 channel chunks, the last partial; row dilation */
 };
-#define N_BIG_CONVS 7
+#define N_BIG_CONVS 12
 
 static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
 {
@@ -129,6 +135,9 @@ static void test_conv(void)
                 if (i >= n - N_BIG_CONVS && l >= 2) continue;
                 conv_one(&convs[i], dts[d], (enum lay)l);
             }
+    /* tc tile, A by elements from a sliced (strided) and a permuted input */
+    conv_one(&convs[n - 5], GCR_F16, L_SLICE);
+    conv_one(&convs[n - 4], GCR_BF16, L_PERM);
 }
 
 /* ---------------------------------------------------------------- matmul, linear */
@@ -399,6 +408,8 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[16], L_DENSE);
     hooked_conv_f16(&convs[18], L_NHWC);
     hooked_conv_f16(&convs[18], L_DENSE);
+    hooked_conv_f16(&convs[21], L_DENSE); /* tc tile, A by elements: prologue in registers */
+    hooked_conv_f16(&convs[24], L_NHWC);  /* depthwise, 16-byte channel groups */
     hooked_conv_f16(&convs[5], L_NHWC);   /* depthwise */
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */
@@ -410,6 +421,8 @@ static void test_hooks(void)
     hooked_conv_one(&convs[9], L_NHWC);   /* depthwise, 4 outputs per thread, stride 2 */
     hooked_conv_one(&convs[11], L_DENSE); /* GEMV */
     hooked_conv_one(&convs[15], L_NHWC);  /* split K */
+    hooked_conv_one(&convs[23], L_NHWC);  /* depthwise 5x5 s2, 16-byte channel groups */
+    hooked_conv_one(&convs[2], L_NHWC);   /* stem-like: the direct kernel */
     hooked_matmul(0);
     hooked_matmul(1);
 }

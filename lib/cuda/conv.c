@@ -26,6 +26,11 @@
 #define GCR_DW_VEC 1
 #endif
 
+/* conv.cuh's direct kernel for short reductions (the stem) */
+#ifndef GCR_DENSE_DIRECT
+#define GCR_DENSE_DIRECT 1
+#endif
+
 /* mirror of gcr_dw_args (conv.cuh) */
 typedef struct dw_args {
     int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
@@ -109,7 +114,9 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     int a_pix = tc && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->sh == 1 && a->sw == 1 && a->K % 8 == 0 &&
                 ((a->OW == 1 && a->xs[2] == 1) || (a->xs[3] == 1 && a->xs[2] == a->OW)) && sp % 8 == 0 &&
                 a->xs[1] % 8 == 0 && a->xs[0] % 8 == 0 && za_ok && (uintptr_t)x % 16 == 0;
-    int at = !GCR_DENSE_TC || !tc || !v.vec_b ? -1 : v.vec_a ? 0 : a_pix ? 1 : -1;
+    /* else any 1x1 no-padding layout: A element by element (AT 2) */
+    int a_elem = a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0;
+    int at = !GCR_DENSE_TC || !tc || !v.vec_b ? -1 : v.vec_a ? 0 : a_pix ? 1 : a_elem ? 2 : -1;
     int64_t tbn = a->N <= 32 ? 32 : a->N <= 64 ? 64 : 128;
     int64_t trows = (a->M + 127) / 128, ttiles = trows * ((a->N + tbn - 1) / tbn) * z;
     if (tbn == 128 && ttiles < sms) {
@@ -119,8 +126,19 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     a = &v;
     char name[48];
     unsigned gx, gy, threads;
-    if (at >= 0 && a->M > 8 && ttiles >= sms) {
-        snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", (int)tbn, at ? "n" : "", dt_suffix(dt));
+    /* short reductions into few columns (the stem; f32 1x1 with K <= 28 = GCR_DIRECT_K into NCHW):
+     * conv.cuh's direct kernel, a thread per output pixel */
+    int64_t kp = (a->K + 3) & ~3LL;
+    int direct = GCR_DENSE_DIRECT && a->K <= 28 && a->N * kp <= 2048 && a->M > 8 &&
+                 (a->KH * a->KW > 1 || (dt == GCR_F32 && a->ys[1] != 1));
+    if (direct) {
+        snprintf(name, sizeof name, "gcr_direct_%s", dt_suffix(dt));
+        int64_t blocks = (a->M + 255) / 256, cap = sms * 8;
+        gx = (unsigned)(blocks < cap ? blocks : cap);
+        gy = 1;
+        threads = 256;
+    } else if (at >= 0 && a->M > 8 && ttiles >= sms) {
+        snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", (int)tbn, at == 2 ? "e" : at ? "n" : "", dt_suffix(dt));
         gx = (unsigned)trows;
         gy = (unsigned)((a->N + tbn - 1) / tbn);
         threads = 256;
@@ -172,17 +190,22 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
     if (GCR_DW_VEC && tile && a.c_fast && a.xs[1] == 1 && a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 &&
         a.xs[3] % vc == 0 && a.ys[0] % vc == 0 && a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 &&
-        (uintptr_t)yp % 16 == 0)
-        a.c_fast = 2;
+        (uintptr_t)yp % 16 == 0 && a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)gcr_cuda_sm_count(ctx) * 512)
+        a.c_fast = 2; /* ... and enough threads: at batch 1 the one-channel tiles fill the device better */
     gcr_kernel *k;
     char name[32];
     snprintf(name, sizeof name, "gcr_dw_%s", dt_suffix(x->dtype));
     GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
-    int64_t ox = a.c_fast == 2 && vc == 8 ? 2 : 4; /* outputs per thread along a row (gcr_dw_vec's OX) */
-    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + ox - 1) / ox) / (a.c_fast == 2 ? vc : 1) : a.total;
-    int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16;
+    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
+    int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16, gy = 1;
+    if (a.c_fast == 2) { /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots */
+        int64_t ox = vc == 8 ? 2 : 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
+        gy = (cv + cb - 1) / cb;
+        blocks = (a.N * a.OH * ((a.OW + ox - 1) / ox) + slots - 1) / slots;
+        cap = (cap + gy - 1) / gy;
+    }
     void *std[] = {&a, &xp, &wp, &yp, &bp};
-    return launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, std, 5, h);
+    return launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, std, 5, h);
 }
 
 gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)

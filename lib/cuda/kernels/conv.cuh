@@ -12,8 +12,9 @@
  *                                Default: gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0)).
  *   GCR_EXTRA_PARAMS             appended to each kernel's parameters (", const float *s, ...").
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
- * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh) and gcr_dw_{f32,f16,bf16}; GCR_DTYPE_ONLY keeps one dtype,
- * GCR_NO_DEFAULT_KERNELS none (then instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL). */
+ * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} and gcr_direct_{f32,f16,bf16}
+ * (short reductions: the stem); GCR_DTYPE_ONLY keeps one dtype, GCR_NO_DEFAULT_KERNELS none (then
+ * instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL / GCR_DIRECT_KERNEL). */
 #ifndef GCR_CONV_CUH
 #define GCR_CONV_CUH
 
@@ -127,6 +128,92 @@ __device__ __forceinline__ void gcr_dw_tile(const gcr_dw_args &p, const T *__res
     }
 }
 
+/* Direct conv for a short reduction (the stem: 3 channels x 3x3 taps; GCR_DIRECT_K at most) into
+ * few output channels (N * KP <= GCR_DIRECT_W): a thread per output pixel gathers its K inputs
+ * once (through the prologue) into registers and runs every output channel against the weights,
+ * which sit in shared memory as f32 [o][k] (k padded to KP, a multiple of 4, so one 16-byte
+ * broadcast load feeds 4 FMAs). The implicit GEMM would re-read the 27 scattered taps per tile
+ * element and waste most of a 32-wide tile on 16 columns. Same args as the dense engine. */
+#define GCR_DIRECT_K 28
+#define GCR_DIRECT_W 2048
+template <typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                                Pro &pro, Epi &epi)
+{
+    __shared__ __align__(16) float wsm[GCR_DIRECT_W];
+    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, KP = (K + 3) & ~3, taps = (int)(p.KH * p.KW);
+    const int zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc), zo_o = (int)(blockIdx.z * p.zo);
+    long long za, zb, zo;
+    gcr_dn_zoff(p, za, zb, zo);
+    x += za;
+    w += zb;
+    for (int i = threadIdx.x; i < N * KP; i += blockDim.x) {
+        int o = i / KP, k = i - o * KP;
+        float v = 0.0f;
+        if (k < K) {
+            int c = k / taps, rem = k - c * taps, ky = rem / (int)p.KW, kx = rem - ky * (int)p.KW;
+            v = gcr_dn_ld(w, o * p.ws[0] + c * p.ws[1] + ky * p.ws[2] + kx * p.ws[3]);
+        }
+        wsm[i] = v;
+    }
+    /* per-k input offsets, decoded once per block */
+    __shared__ long long koff[GCR_DIRECT_K];
+    __shared__ int kdy[GCR_DIRECT_K], kdx[GCR_DIRECT_K], kc[GCR_DIRECT_K];
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        int c = k / taps, rk = k - c * taps, ky = rk / (int)p.KW, kx = rk - ky * (int)p.KW;
+        kdy[k] = ky * (int)p.dh;
+        kdx[k] = kx * (int)p.dw;
+        kc[k] = c;
+        koff[k] = c * p.xs[1] + kdy[k] * p.xs[2] + kdx[k] * p.xs[3];
+    }
+    __syncthreads();
+    const int sp = (int)(p.OH * p.OW), H = (int)p.H, W = (int)p.W;
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < M; r += gridDim.x * blockDim.x) {
+        const int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+        const int iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox * (int)p.sw - (int)p.pw;
+        const long long x0 = n * p.xs[0] + iy0 * p.xs[2] + ix0 * p.xs[3]; /* tap (0, 0), maybe outside */
+        float a[GCR_DIRECT_K];
+#pragma unroll
+        for (int k = 0; k < GCR_DIRECT_K; k++) {
+            float v = 0.0f;
+            if (k < K) {
+                int iy = iy0 + kdy[k], ix = ix0 + kdx[k];
+                if ((unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W)
+                    v = pro(gcr_dn_ld(x, x0 + koff[k]), n + zn, kc[k] + zc);
+            }
+            a[k] = v;
+        }
+        const long long rc = zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+#pragma unroll 1
+        for (int o = 0; o < N; o++) {
+            const float4 *wo = (const float4 *)&wsm[o * KP];
+            float acc = 0.0f;
+#pragma unroll
+            for (int k4 = 0; k4 < GCR_DIRECT_K / 4; k4++) {
+                if (k4 * 4 < K) {
+                    float4 q = wo[k4];
+                    acc = fmaf(a[k4 * 4], q.x, acc);
+                    acc = fmaf(a[k4 * 4 + 1], q.y, acc);
+                    acc = fmaf(a[k4 * 4 + 2], q.z, acc);
+                    acc = fmaf(a[k4 * 4 + 3], q.w, acc);
+                }
+            }
+            epi(acc, n + zn, o + zo_o, rc + o * p.ys[1]);
+        }
+    }
+}
+
+/* grid (blocks, 1, z), 256 threads; 2 blocks per SM (a[] stays in registers) */
+#define GCR_DIRECT_KERNEL(NAME, T)                                                                         \
+    extern "C" __global__ void __launch_bounds__(256, 2)                                                  \
+        NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
+             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
+    {                                                                                                      \
+        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
+        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        gcr_direct_body<T>(p, x, w, pro, epi);                                                             \
+    }
+
 /* 16 bytes of consecutive channels as f32: 4 floats or 8 halves */
 __device__ __forceinline__ void gcr_dw_ld16(const float *p, float (&o)[4])
 {
@@ -142,28 +229,41 @@ template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, fl
 }
 
 /* Channels-last depthwise (input and output channel-contiguous, C a multiple of VC, 16-byte
- * aligned): each thread takes VC = 16 bytes of consecutive channels (one vector load per input
- * pixel) times OX neighbouring outputs of one row (4 for f32, 2 for 16-bit types, for registers);
- * input columns stream through one at a time (VC floats) against one row of taps (KS x VC
- * floats), so 5x5 fits in registers too. The host
- * (conv.c) sets p.c_fast = 2 for this path. */
+ * aligned; the host (conv.c) sets p.c_fast = 2): each thread takes VC = 16 bytes of consecutive
+ * channels (one vector load per input pixel) times OX neighbouring outputs of one row (4 for f32,
+ * 2 for 16-bit types: registers). Block = CB channel groups (blockIdx.y picks which) x 256 / CB
+ * output-pixel slots, so consecutive threads load consecutive 16-byte channel groups and the
+ * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
+ * float4 reads are conflict-free; per input row the thread holds KS x VC taps in registers while
+ * the row's input columns stream through one at a time. */
+#define GCR_DW_CB 32
+#define GCR_DW_WSM (25 * GCR_DW_CB * 8) /* floats: 5x5 taps x 32 groups x 8 halves */
 template <int KS, int SW, typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
-                                           Pro &pro, Epi &epi)
+                                           float *__restrict__ wsm, Pro &pro, Epi &epi)
 {
-    enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS };
-    const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW;
-    const unsigned CV = (unsigned)(p.C / VC), OH = (unsigned)p.OH, OWB = (unsigned)((p.OW + OX - 1) / OX);
-    const unsigned total = (unsigned)(p.N * OH * OWB) * CV;
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
-        unsigned q = i;
-        const int c = (int)(q % CV) * VC;
-        q /= CV;
+    enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
+    const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
+    const int CV = C / VC, CB = CV < GCR_DW_CB ? CV : GCR_DW_CB, slots = 256 / CB;
+    const int g0 = blockIdx.y * CB; /* first channel group of this block */
+    for (int i = threadIdx.x; i < TAPS * CB * VC; i += blockDim.x) {
+        int tap = i / (CB * VC), rem = i - tap * CB * VC, g = rem / VC, j = rem - g * VC;
+        int c = (g0 + g) * VC + j, ky = tap / KS, kx = tap - ky * KS;
+        wsm[tap * CB * VC + (j >> 2) * CB * 4 + g * 4 + (j & 3)] =
+            c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
+    }
+    __syncthreads();
+    const int g = threadIdx.x % CB, slot = threadIdx.x / CB;
+    if (slot >= slots || g0 + g >= CV) return; /* no barrier below */
+    const int c = (g0 + g) * VC;
+    const unsigned OH = (unsigned)p.OH, OWB = (unsigned)((OW + OX - 1) / OX);
+    const unsigned total = (unsigned)(p.N * OH * OWB);
+    for (unsigned q0 = blockIdx.x * slots + slot; q0 < total; q0 += gridDim.x * slots) {
+        unsigned q = q0;
         const int ob = (int)(q % OWB);
         q /= OWB;
         const int oy = (int)(q % OH), n = (int)(q / OH);
         const T *xb = x + n * p.xs[0] + c;
-        const T *wb = w + c * p.ws[0];
         const int ox0 = ob * OX, iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox0 * SW - (int)p.pw;
         float acc[OX][VC];
 #pragma unroll
@@ -178,7 +278,10 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 #pragma unroll
             for (int kx = 0; kx < KS; kx++)
 #pragma unroll
-                for (int j = 0; j < VC; j++) wr[kx][j] = gcr_dn_ld(wb, j * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]);
+                for (int h = 0; h < VC / 4; h++) {
+                    float4 v = *(const float4 *)&wsm[(ky * KS + kx) * CB * VC + h * CB * 4 + g * 4];
+                    wr[kx][h * 4] = v.x; wr[kx][h * 4 + 1] = v.y; wr[kx][h * 4 + 2] = v.z; wr[kx][h * 4 + 3] = v.w;
+                }
             const T *xr = xb + iy * p.xs[2];
 #pragma unroll
             for (int jc = 0; jc < NCOL; jc++) {
@@ -221,12 +324,13 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
     {                                                                                                      \
         auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
         auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* gcr_dw_vec's taps */                          \
         const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
         if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
-        else if (p.c_fast == 2 && sq == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, pro, epi);            \
-        else if (p.c_fast == 2 && sq == 3) gcr_dw_vec<3, 2, T>(p, x, w, pro, epi);                         \
-        else if (p.c_fast == 2 && sq == 5 && p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, pro, epi);            \
-        else if (p.c_fast == 2) gcr_dw_vec<5, 2, T>(p, x, w, pro, epi);                                    \
+        else if (p.c_fast == 2 && sq == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, pro, epi);            \
+        else if (p.c_fast == 2 && sq == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, pro, epi);                         \
+        else if (p.c_fast == 2 && sq == 5 && p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, pro, epi);            \
+        else if (p.c_fast == 2) gcr_dw_vec<5, 2, T>(p, x, w, wsm, pro, epi);                                    \
         else if (sq == 3 && p.sw == 1) gcr_dw_tile<3, 1, T>(p, x, w, pro, epi);                            \
         else if (sq == 3) gcr_dw_tile<3, 2, T>(p, x, w, pro, epi);                                         \
         else if (sq == 5 && p.sw == 1) gcr_dw_tile<5, 1, T>(p, x, w, pro, epi);                            \
@@ -240,11 +344,14 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 #define GCR_CONV_KERNELS_DONE
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
 GCR_DW_KERNEL(gcr_dw_f32, float)
+GCR_DIRECT_KERNEL(gcr_direct_f32, float)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
 GCR_DW_KERNEL(gcr_dw_f16, gcr_dn_f16)
+GCR_DIRECT_KERNEL(gcr_direct_f16, gcr_dn_f16)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
 GCR_DW_KERNEL(gcr_dw_bf16, gcr_dn_bf16)
+GCR_DIRECT_KERNEL(gcr_direct_bf16, gcr_dn_bf16)
 #endif
 #endif

@@ -13,9 +13,13 @@
  * A layouts (AT): 0 k-contiguous rows (NHWC conv, row-major matmul): A(r, k) at rowA(r) + k, with
  *   rowA decoded as in gemm.cuh; 1 pixel-contiguous (NCHW 1x1 stride-1 conv with dense spatial
  *   dims and H*W a multiple of 8): A(r, k) at n*xs[0] + k*xs[1] + pix, 8 pixels of one image per
- *   chunk, loaded [k][m] and transposed by ldmatrix.trans. B is always w[col*ws[0] + k].
+ *   chunk, loaded [k][m] and transposed by ldmatrix.trans; 2 any other 1x1 no-padding layout (NCHW
+ *   with H*W not a multiple of 8, strided or sliced inputs): A element by element through
+ *   registers (each thread one row, consecutive threads consecutive rows, so pixel-contiguous
+ *   inputs coalesce), the next tile's loads in flight during this tile's math, stored [k][m].
+ *   B is always w[col*ws[0] + k] by cp.async.
  * The host (lib/cuda/conv.c) checks every alignment and layout condition before picking these.
- * Kernels: gcr_dense_tc{128,64,32}[n]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1. */
+ * Kernels: gcr_dense_tc{128,64,32}[n|e]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2. */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
@@ -31,6 +35,9 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0> gcr_cfg_tc32;    /* 32x16 */
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 1> gcr_cfg_tc128n;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 1> gcr_cfg_tc64n;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 1> gcr_cfg_tc32n;
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 2> gcr_cfg_tc128e;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 2> gcr_cfg_tc64e;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 2> gcr_cfg_tc32e;
 
 __device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -50,7 +57,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     /* shared tiles (halves): A [m][k] (AT 0) or [k][m] (AT 1), B [n][k]; the pads keep the 8 row
      * addresses of each ldmatrix on distinct banks */
     enum { LDA = AT ? BM + 8 : BK + 8, A_ROWS = AT ? BK : BM, LDB = BK + 8 };
-    enum { A_CH = BM * BK / 8, B_CH = BN * BK / 8, NCA = A_CH / NT, NCB = (B_CH + NT - 1) / NT };
+    enum { A_CH = BM * BK / 8, B_CH = BN * BK / 8, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
+    enum { NE = BM * BK / NT, KE = NT / BM }; /* AT 2: elements per thread, k step between them */
     enum { LDC = BN + 1 };
     static_assert(NI % 2 == 0 && A_CH % NT == 0, "tile shape");
     struct stage {
@@ -89,7 +97,20 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 #pragma unroll
     for (int i = 0; i < NCA; i++) {
         int e = t + i * NT;
-        if (AT) { /* chunk = 8 rows (pixels) of one k */
+        if (AT == 2) { /* one row: this thread's elements are k = t / BM + j * KE of it */
+            int r = r0 + t % BM;
+            long long off = 0;
+            if (r < M) {
+                int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+                off = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
+                na[i] = n;
+            } else {
+                na[i] = -1;
+            }
+            ka[i] = t / BM;
+            la[i] = t % BM;
+            pa[i] = x + off;
+        } else if (AT) { /* chunk = 8 rows (pixels) of one k */
             int kl = e / (BM / 8), mc = (e % (BM / 8)) * 8, r = r0 + mc;
             int n = r / sp, pix = r - n * sp;
             ka[i] = kl;
@@ -123,11 +144,33 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
     const long long astep = AT ? BK * p.xs[1] : BK;
 
+    unsigned short ea[AT == 2 ? NE : 1]; /* AT 2: the next tile's A elements, in flight */
+    auto eload = [&](int kt) {
+#pragma unroll
+        for (int j = 0; j < NE; j++) {
+            const int k = kt * BK + ka[0] + j * KE;
+            unsigned short v = 0;
+            if (na[0] >= 0 && k < K) {
+                v = pa[0][k * p.xs[1]].u;
+                if (!GCR_PROLOGUE_IDENTITY) {
+                    T e;
+                    e.u = v;
+                    v = gcr_dn_bits16(pro(gcr_dn_tof(e), na[0] + zn, k + zc), (T *)0);
+                }
+            }
+            ea[j] = v;
+        }
+    };
+    auto estore = [&](int kt) {
+        stage &s = sg[kt % ST];
+#pragma unroll
+        for (int j = 0; j < NE; j++) s.a[ka[0] + j * KE][la[0]] = ea[j];
+    };
     auto issue = [&](int kt) {
         stage &s = sg[kt % ST];
         const int k0 = kt * BK;
 #pragma unroll
-        for (int i = 0; i < NCA; i++) {
+        for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
             bool ok = na[i] >= 0 && k0 + ka[i] < K;
             void *dst = AT ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
             gcr_tc_cp16(dst, ok ? (const void *)(pa[i] + kt * astep) : (const void *)x, ok);
@@ -146,7 +189,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         stage &s = sg[kt % ST];
         const int k0 = kt * BK;
 #pragma unroll
-        for (int i = 0; i < NCA; i++) {
+        for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
             if (na[i] < 0 || k0 + ka[i] >= K) continue;
             if (AT) { /* 8 pixels of one channel */
                 union { uint4 q; T h[8]; } u;
@@ -175,15 +218,25 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 
 #pragma unroll
     for (int s = 0; s < ST - 1; s++) {
-        if (s < nk) issue(s);
+        if (s < nk) {
+            issue(s);
+            if constexpr (AT == 2) {
+                eload(s);
+                estore(s);
+            }
+        }
         asm volatile("cp.async.commit_group;\n" ::);
     }
     for (int kt = 0; kt < nk; kt++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
-        if (!GCR_PROLOGUE_IDENTITY) prologue(kt);
+        if (AT != 2 && !GCR_PROLOGUE_IDENTITY) prologue(kt);
         __syncthreads(); /* tile kt is in; every warp is done with tile kt - 1, whose stage refills now */
-        if (kt + ST - 1 < nk) issue(kt + ST - 1);
+        const bool more = kt + ST - 1 < nk;
+        if (more) issue(kt + ST - 1);
         asm volatile("cp.async.commit_group;\n" ::);
+        if constexpr (AT == 2) {
+            if (more) eload(kt + ST - 1); /* lands while this tile's math runs; stored below */
+        }
         const stage &s = sg[kt % ST];
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
@@ -228,6 +281,9 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                                      : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
                                      : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
                 }
+        }
+        if constexpr (AT == 2) {
+            if (more) estore(kt + ST - 1); /* that stage's last readers passed this iteration's barrier */
         }
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
@@ -284,6 +340,9 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc32_f16, gcr_dn_f16, gcr_cfg_tc32)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_f16, gcr_dn_f16, gcr_cfg_tc128n)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_f16, gcr_dn_f16, gcr_cfg_tc64n)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_f16, gcr_dn_f16, gcr_cfg_tc32n)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_f16, gcr_dn_f16, gcr_cfg_tc128e)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_f16, gcr_dn_f16, gcr_cfg_tc64e)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_f16, gcr_dn_f16, gcr_cfg_tc32e)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128_bf16, gcr_dn_bf16, gcr_cfg_tc128)
@@ -292,5 +351,8 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc32_bf16, gcr_dn_bf16, gcr_cfg_tc32)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_bf16, gcr_dn_bf16, gcr_cfg_tc128n)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_bf16, gcr_dn_bf16, gcr_cfg_tc64n)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_bf16, gcr_dn_bf16, gcr_cfg_tc32n)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_bf16, gcr_dn_bf16, gcr_cfg_tc128e)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_bf16, gcr_dn_bf16, gcr_cfg_tc64e)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_bf16, gcr_dn_bf16, gcr_cfg_tc32e)
 #endif
 #endif
