@@ -624,13 +624,16 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     if (pg && (pg->n_out != 1 || !gcr_meta_same_shape(&pg->space, xm)))
         return unsupported(cg, "%s: the prologue's space differs from the reduction's input", K->name);
     /* strategy: a block per output row when the input's innermost dim is reduced (coalesced
-     * along the row), else a thread per output (neighbouring threads read neighbouring elements) */
+     * along the row); else columns: a block takes 32 neighbouring outputs (neighbouring lanes read
+     * neighbouring elements, e.g. channels of NHWC) and splits their rows into S slices, one warp
+     * each, so a global average pool of a few channels still has thousands of threads */
     int fast = -1;
     for (int d = 0; d < nd; d++)
         if (xm->shape[d] > 1 && (fast < 0 || llabs(xm->strides[d]) < llabs(xm->strides[fast]))) fast = d;
     bool per_block = fast < 0 || red[fast] || M < 64;
-    int B = 32;
+    int B = 32, S = 1;
     while (per_block && B < 256 && B < R) B *= 2;
+    while (!per_block && S < 32 && S * 16 <= R) S *= 2;
     bool fits32 = true; /* offsets are computed in 64 bits; loop counters in 32 when they fit */
     fits32 = R < ((int64_t)1 << 31) && M < ((int64_t)1 << 31);
     const char *it = ity(fits32);
@@ -652,13 +655,13 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     for (int o = 0; o < n_out; o++)
         if (add_param(cg, has_epi ? eg->out[o].value : K->acc_value) < 0)
             return unsupported(cg, "%s: too many operands", K->name);
-    cg->block = per_block ? (unsigned)B : 256;
-    cg->rows = per_block ? M : 0;
-    cg->threads = per_block ? 0 : M;
+    cg->block = per_block ? (unsigned)B : (unsigned)(32 * S);
+    cg->rows = per_block ? M : (M + 31) / 32; /* blocks */
+    cg->threads = 0;
 
     sb b = {0};
     put(&b, "/* %s: %s of %lld rows x %lld elements, %s */\n", K->name, gcr_op_table[A->op].name, (long long)M,
-        (long long)R, per_block ? "a block per row" : "a thread per row");
+        (long long)R, per_block ? "a block per row" : "32 rows x slices per block");
     put(&b, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", cg->block, cg->fn);
     for (int i = 0; i < cg->n_params; i++) {
         gcr_dtype dt = ir->values[cg->params[i]].m.dtype;
@@ -671,10 +674,14 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     red_gen rg = {ir, 0, {0}};
     for (int d = 0; d < nd; d++) rg.xname[d] = xn[d];
     g_rd = &rg;
-    if (per_block) put(&b, "    for (%s row = blockIdx.x; row < (%s)%lld; row += gridDim.x) {\n", it, it, (long long)M);
-    else
-        put(&b, "    for (%s row = (%s)(blockIdx.x * blockDim.x + threadIdx.x); row < (%s)%lld; row += (%s)(gridDim.x * blockDim.x)) {\n",
-            it, it, it, (long long)M, it);
+    if (per_block) {
+        put(&b, "    for (%s row = blockIdx.x; row < (%s)%lld; row += gridDim.x) {\n", it, it, (long long)M);
+    } else {
+        if (S > 1) put(&b, "    __shared__ float part[%d][33];\n", S);
+        put(&b, "    const int lane = threadIdx.x & 31, sl = threadIdx.x >> 5;\n");
+        put(&b, "    for (%s rb = (%s)blockIdx.x * 32; rb < (%s)%lld; rb += (%s)gridDim.x * 32) {\n", it, it, it, (long long)M, it);
+        put(&b, "        const %s row = rb + lane;\n", it);
+    }
     put(&b, "        %s q = row;\n", it);
     for (int d = nd - 1; d >= 0; d--) {
         if (red[d]) continue;
@@ -682,7 +689,7 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     }
     put(&b, "        float acc = gcr_fr_init<%d>();\n", OP);
     if (per_block) put(&b, "        for (%s r = threadIdx.x; r < (%s)%lld; r += %d) {\n", it, it, (long long)R, B);
-    else put(&b, "        for (%s r = 0; r < (%s)%lld; r++) {\n", it, it, (long long)R);
+    else put(&b, "        for (%s r = sl; r < (%s)%lld && row < (%s)%lld; r += %d) {\n", it, it, (long long)R, it, (long long)M, S);
     put(&b, "            %s t = r;\n", it);
     for (int d = nd - 1; d >= 0; d--) {
         if (!red[d]) continue;
@@ -705,6 +712,13 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     }
     put(&b, "        }\n");
     if (per_block) put(&b, "        acc = gcr_fr_block<%d, %d>(acc);\n        if (threadIdx.x != 0) continue;\n", OP, B);
+    if (!per_block && S > 1) {
+        /* the first barrier: last round's readers are done with part[] */
+        put(&b, "        __syncthreads();\n        part[sl][lane] = acc;\n        __syncthreads();\n");
+        put(&b, "        if (sl != 0) continue;\n");
+        put(&b, "#pragma unroll\n        for (int s = 1; s < %d; s++) acc = gcr_fr_combine<%d>(acc, part[s][lane]);\n", S, OP);
+    }
+    if (!per_block) put(&b, "        if (row >= (%s)%lld) continue;\n", it, (long long)M);
     if (A->op == GCR_OP_MEAN) {
         put(&b, "        acc = acc / ");
         put_float(&b, (float)R);
