@@ -94,18 +94,22 @@ static const conv_case convs[] = {
     {1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* MobileNet tail: tiny M, long K (split K) */
     /* the streaming tensor-core tiles (gemm_tc.cuh, f16/bf16; >= 132 tiles of 128 rows): NHWC
      * k-contiguous rows, NCHW (dense) pixel-contiguous rows; partial column tiles, K tails */
-    {8, 24, 48, 48, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* 128x64 tile */
-    {8, 40, 48, 48, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},   /* 128x32 tile, K 40: a partial k tile */
-    {4, 96, 48, 48, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 128x128 tile, 3 k tiles */
+    {16, 24, 48, 48, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 128x64 tile */
+    {24, 40, 48, 48, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* 128x32 tile, K 40: a partial k tile */
+    {16, 64, 40, 40, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* 128x128 tile, 2 k tiles */
     {2, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12, 1},    /* depthwise, C % 8 != 0 */
-    {90, 24, 14, 14, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* NCHW, H*W % 8 != 0: tc tile, A by elements */
-    {200, 64, 7, 7, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* same, 7x7 (odd H*W), 128x128 tile */
+    {200, 24, 14, 14, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* NCHW, H*W % 8 != 0: tc tile, A by elements */
+    {600, 64, 7, 7, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* same, 7x7 (odd H*W), 128x128 tile */
     /* channels-last depthwise with 16-byte channel groups (enough threads to be picked) */
     {8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 1},  /* 3x3 s1 */
     {16, 96, 56, 56, 96, 5, 5, 2, 2, 2, 2, 1, 1, 96, 0}, /* 5x5 s2 */
     {32, 320, 14, 14, 320, 3, 3, 1, 1, 1, 1, 2, 1, 320, 1}, /* 2 channel chunks, the last partial; row dilation */
+    /* the direct kernel for short reductions (>= 132 * 512 output pixels) */
+    {6, 3, 224, 224, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  /* the stem (NHWC out: staged stores) */
+    {8, 16, 96, 96, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},   /* f32 1x1 K 16 into NCHW */
+    {16, 6, 72, 72, 12, 3, 3, 1, 1, 1, 1, 1, 1, 6, 1},   /* channel multiplier 2: 6 groups in z */
 };
-#define N_BIG_CONVS 12
+#define N_BIG_CONVS 15
 
 static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
 {
@@ -136,8 +140,8 @@ static void test_conv(void)
                 conv_one(&convs[i], dts[d], (enum lay)l);
             }
     /* tc tile, A by elements from a sliced (strided) and a permuted input */
-    conv_one(&convs[n - 5], GCR_F16, L_SLICE);
-    conv_one(&convs[n - 4], GCR_BF16, L_PERM);
+    conv_one(&convs[20], GCR_F16, L_SLICE);
+    conv_one(&convs[21], GCR_BF16, L_PERM);
 }
 
 /* ---------------------------------------------------------------- matmul, linear */
@@ -410,6 +414,7 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[18], L_DENSE);
     hooked_conv_f16(&convs[21], L_DENSE); /* tc tile, A by elements: prologue in registers */
     hooked_conv_f16(&convs[24], L_NHWC);  /* depthwise, 16-byte channel groups */
+    hooked_conv_f16(&convs[25], L_NHWC);  /* the direct kernel */
     hooked_conv_f16(&convs[5], L_NHWC);   /* depthwise */
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */
@@ -422,7 +427,8 @@ static void test_hooks(void)
     hooked_conv_one(&convs[11], L_DENSE); /* GEMV */
     hooked_conv_one(&convs[15], L_NHWC);  /* split K */
     hooked_conv_one(&convs[23], L_NHWC);  /* depthwise 5x5 s2, 16-byte channel groups */
-    hooked_conv_one(&convs[2], L_NHWC);   /* stem-like: the direct kernel */
+    hooked_conv_one(&convs[25], L_NHWC);  /* the direct kernel, staged stores */
+    hooked_conv_one(&convs[26], L_DENSE); /* the direct kernel, 1x1 */
     hooked_matmul(0);
     hooked_matmul(1);
 }

@@ -127,9 +127,10 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     char name[48];
     unsigned gx, gy, threads;
     /* short reductions into few columns (the stem; f32 1x1 with K <= 28 = GCR_DIRECT_K into NCHW):
-     * conv.cuh's direct kernel, a thread per output pixel */
+     * conv.cuh's direct kernel, a thread per output pixel, where there are enough pixels (at
+     * batch 1 the implicit GEMM's split tiles fill the device better) */
     int64_t kp = (a->K + 3) & ~3LL;
-    int direct = GCR_DENSE_DIRECT && a->K <= 28 && a->N * kp <= 2048 && a->M > 8 &&
+    int direct = GCR_DENSE_DIRECT && a->K <= 28 && a->N * kp <= 2048 && a->M >= sms * 512 &&
                  (a->KH * a->KW > 1 || (dt == GCR_F32 && a->ys[1] != 1));
     if (direct) {
         snprintf(name, sizeof name, "gcr_direct_%s", dt_suffix(dt));

@@ -168,8 +168,16 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
     }
     __syncthreads();
     const int sp = (int)(p.OH * p.OW), H = (int)p.H, W = (int)p.W;
-    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < M; r += gridDim.x * blockDim.x) {
-        const int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+    /* channel-contiguous output with at most 16 channels (the NHWC stem): stores go through a
+     * per-warp staging area so consecutive lanes store consecutive elements */
+    __shared__ float stg[8][32][17];
+    const bool staged = p.ys[1] == 1 && N <= 16 && blockDim.x <= 256;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    for (int r0 = blockIdx.x * blockDim.x; r0 < M; r0 += gridDim.x * blockDim.x) { /* uniform per block */
+        const int r = r0 + threadIdx.x;
+        const bool act = r < M;
+        const int rr = act ? r : M - 1;
+        const int n = rr / sp, rem = rr - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
         const int iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox * (int)p.sw - (int)p.pw;
         const long long x0 = n * p.xs[0] + iy0 * p.xs[2] + ix0 * p.xs[3]; /* tap (0, 0), maybe outside */
         float a[GCR_DIRECT_K];
@@ -198,7 +206,19 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
                     acc = fmaf(a[k4 * 4 + 3], q.w, acc);
                 }
             }
-            epi(acc, n + zn, o + zo_o, rc + o * p.ys[1]);
+            if (staged) stg[wid][lane][o] = acc;
+            else if (act) epi(acc, n + zn, o + zo_o, rc + o * p.ys[1]);
+        }
+        if (staged) {
+            /* lane L's pixel: rc and n by shuffle; element e = (pixel e / N, channel e % N) */
+            __syncwarp();
+            for (int e = lane; e < 32 * N; e += 32) {
+                const int L = e / N, o = e - L * N;
+                const long long rcL = __shfl_sync(0xffffffffu, rc, L);
+                const int nL = __shfl_sync(0xffffffffu, n, L), okL = __shfl_sync(0xffffffffu, (int)act, L);
+                if (okL) epi(stg[wid][L][o], nL + zn, o + zo_o, rcL + o);
+            }
+            __syncwarp();
         }
     }
 }
@@ -236,11 +256,17 @@ template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, fl
  * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
  * float4 reads are conflict-free; per input row the thread holds KS x VC taps in registers while
  * the row's input columns stream through one at a time. */
+/* one warp's outputs on their way to coalesced stores (gcr_dw_vec): 16 floats per lane, +1 pad */
+struct gcr_dw_stage {
+    float v[32][17];
+    long long base[32];
+    int n[32], c[32], nv[32];
+};
 #define GCR_DW_CB 32
 #define GCR_DW_WSM (25 * GCR_DW_CB * 8) /* floats: 5x5 taps x 32 groups x 8 halves */
 template <int KS, int SW, typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
-                                           float *__restrict__ wsm, Pro &pro, Epi &epi)
+                                           float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi)
 {
     enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
     const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
@@ -253,13 +279,15 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
             c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
     }
     __syncthreads();
-    const int g = threadIdx.x % CB, slot = threadIdx.x / CB;
-    if (slot >= slots || g0 + g >= CV) return; /* no barrier below */
+    const int g = threadIdx.x % CB, slot = threadIdx.x / CB, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const bool on = slot < slots && g0 + g < CV;
     const int c = (g0 + g) * VC;
     const unsigned OH = (unsigned)p.OH, OWB = (unsigned)((OW + OX - 1) / OX);
     const unsigned total = (unsigned)(p.N * OH * OWB);
-    for (unsigned q0 = blockIdx.x * slots + slot; q0 < total; q0 += gridDim.x * slots) {
-        unsigned q = q0;
+    for (unsigned q0 = blockIdx.x * slots + slot;; q0 += gridDim.x * slots) {
+        const bool act = on && q0 < total;
+        if (!__any_sync(0xffffffffu, act)) break; /* whole warps leave together: __syncwarp below */
+        unsigned q = act ? q0 : 0;
         const int ob = (int)(q % OWB);
         q /= OWB;
         const int oy = (int)(q % OH), n = (int)(q / OH);
@@ -271,7 +299,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 #pragma unroll
             for (int j = 0; j < VC; j++) acc[o][j] = 0.0f;
 #pragma unroll 1
-        for (int ky = 0; ky < KS; ky++) {
+        for (int ky = 0; ky < (act ? KS : 0); ky++) {
             const int iy = iy0 + ky * (int)p.dh;
             if ((unsigned)iy >= (unsigned)H) continue;
             float wr[KS][VC];
@@ -307,13 +335,24 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
                 }
             }
         }
-        const long long base = n * p.ys[0] + c + oy * p.ys[2];
+        /* Stores through the warp's staging area, so consecutive lanes store consecutive
+         * channels (16-byte runs) instead of each lane 16 bytes apart one element at a time. */
+        gcr_dw_stage &st = stg[wid];
 #pragma unroll
         for (int o = 0; o < OX; o++)
-            if (ox0 + o < OW) {
 #pragma unroll
-                for (int j = 0; j < VC; j++) epi(acc[o][j], n, c + j, base + j + (ox0 + o) * p.ys[3]);
-            }
+            for (int j = 0; j < VC; j++) st.v[lane][o * VC + j] = acc[o][j];
+        st.base[lane] = n * p.ys[0] + c + oy * p.ys[2] + ox0 * p.ys[3];
+        st.n[lane] = n;
+        st.c[lane] = c;
+        st.nv[lane] = act ? (OW - ox0 < OX ? OW - ox0 : OX) : 0;
+        __syncwarp();
+#pragma unroll
+        for (int e = lane; e < 32 * OX * VC; e += 32) {
+            const int j = e % VC, L = (e / VC) % 32, o = e / (VC * 32);
+            if (o < st.nv[L]) epi(st.v[L][o * VC + j], st.n[L], st.c[L] + j, st.base[L] + o * p.ys[3] + j);
+        }
+        __syncwarp();
     }
 }
 
@@ -324,13 +363,14 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
     {                                                                                                      \
         auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
         auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
-        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* gcr_dw_vec's taps */                          \
+        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* gcr_dw_vec's taps and store staging */         \
+        __shared__ gcr_dw_stage stg[8];                                                                    \
         const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
         if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
-        else if (p.c_fast == 2 && sq == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, pro, epi);            \
-        else if (p.c_fast == 2 && sq == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, pro, epi);                         \
-        else if (p.c_fast == 2 && sq == 5 && p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, pro, epi);            \
-        else if (p.c_fast == 2) gcr_dw_vec<5, 2, T>(p, x, w, wsm, pro, epi);                                    \
+        else if (p.c_fast == 2 && sq == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);            \
+        else if (p.c_fast == 2 && sq == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg, pro, epi);                         \
+        else if (p.c_fast == 2 && sq == 5 && p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);            \
+        else if (p.c_fast == 2) gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                    \
         else if (sq == 3 && p.sw == 1) gcr_dw_tile<3, 1, T>(p, x, w, pro, epi);                            \
         else if (sq == 3) gcr_dw_tile<3, 2, T>(p, x, w, pro, epi);                                         \
         else if (sq == 5 && p.sw == 1) gcr_dw_tile<5, 1, T>(p, x, w, pro, epi);                            \

@@ -611,6 +611,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
     for (int r = 0; r < 8; r++) acc[r] = 0.0f;
     if (p.vec_a && p.vec_b) { /* 16 bytes of k per lane and load */
         enum { CH = 16 / sizeof(T) };
+#pragma unroll 4 /* several 16-byte loads in flight per lane: at batch 1 this is latency-bound */
         for (int k = lane * CH; k < K; k += 32 * CH) {
             float b[CH], a[CH];
             gcr_dn_ld16(wc + k, b);
