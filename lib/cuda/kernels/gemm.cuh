@@ -40,7 +40,9 @@
  * mmat}_{f16,bf16} (mma.sync m16n8k16 tensor cores, f32 accumulate, sm_80+; the fma variants below
  * sm_80), gcr_gemv_{f32,f16,bf16} (at most 8 rows). Tiles: 64x64; 32x32 with K split inside the
  * block when 64 leaves SMs idle; 128x32 ("t") for N <= 32. The host (lib/cuda/conv.c) picks one
- * and sets vec_a/vec_b where 16-byte loads along k are legal. */
+ * and sets vec_a/vec_b where 16-byte loads along k are legal. f16/bf16 1x1 convs and GEMMs with
+ * enough rows go to the streaming tensor-core tile of gemm_tc.cuh instead, short reductions (the
+ * stem) to conv.cuh's direct kernel. */
 #ifndef GCR_GEMM_CUH
 #define GCR_GEMM_CUH
 
