@@ -18,6 +18,11 @@ typedef struct gcr_kernel gcr_kernel;
  * On failure returns GCR_ERR_COMPILE with the NVRTC log in the ctx message. */
 gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n,
                             gcr_kernel **out);
+/* Makes sure every source has a module, compiling the missing ones in parallel threads (NVRTC
+ * per program; loading and caching stay on this thread). Sources that fail are skipped: a later
+ * gcr_cuda_program on them compiles again and reports the log. For graph builds, where dozens of
+ * templated programs would otherwise compile one after another. */
+gcr_status gcr_cuda_programs_prefetch(gcr_ctx *ctx, const char *const *sources, int n);
 /* Launches k on the ctx stream; args as for cuLaunchKernel. No device query, no allocation. */
 gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_kernel *k, unsigned gx, unsigned gy, unsigned gz,
                            unsigned bx, unsigned by, unsigned bz, unsigned smem, void **args);

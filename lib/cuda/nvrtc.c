@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <uthash.h>
 
 extern const struct gcr_embedded_src { const char *name; const char *text; } gcr_embedded_srcs[];
@@ -315,10 +316,10 @@ static struct gcr_kernel *kernel_of(gcr_ctx *ctx, gcr_cuda_state *st, prog_t *e,
     return k;
 }
 
-gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n, gcr_kernel **out)
+/* The module cache key of source: format, arch, NVRTC version, the embedded headers it may
+ * include, the fixed options, then the text itself. Caller frees; NULL on OOM. */
+static char *make_key(const gcr_cuda_state *st, const char *source, size_t *klen)
 {
-    gcr_cuda_state *st = gcr_cuda_st(ctx);
-    GCR_CHECK(ctx, st && source && (n == 0 || (names && out)), GCR_ERR_INVALID, "cuda program: invalid arguments");
     char head[160];
     /* the key covers the embedded headers a program may include: a library with changed kernel
      * files must never load modules compiled from the old ones */
@@ -326,9 +327,20 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
                       st->arch, gcr_nvrtc_version(), (unsigned long long)embedded_hash());
     size_t sl = strlen(source), kl = (size_t)hl + sl;
     char *key = malloc(kl + 1);
-    GCR_CHECK(ctx, key, GCR_ERR_OOM, "cuda program: out of host memory");
+    if (!key) return NULL;
     memcpy(key, head, (size_t)hl);
     memcpy(key + hl, source, sl + 1);
+    *klen = kl;
+    return key;
+}
+
+gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n, gcr_kernel **out)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    GCR_CHECK(ctx, st && source && (n == 0 || (names && out)), GCR_ERR_INVALID, "cuda program: invalid arguments");
+    size_t kl;
+    char *key = make_key(st, source, &kl);
+    GCR_CHECK(ctx, key, GCR_ERR_OOM, "cuda program: out of host memory");
     prog_t *e = NULL;
     HASH_FIND(hh, st->programs, key, kl, e);
     if (e) {
@@ -352,6 +364,114 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
     }
     for (int i = 0; i < n; i++)
         if (!(out[i] = kernel_of(ctx, st, e, names[i]))) return ctx->status ? ctx->status : GCR_ERR_COMPILE;
+    return GCR_OK;
+}
+
+/* ---------------------------------------------------------------- parallel prefetch */
+
+typedef struct job {
+    const char *source;
+    int arch;
+    void *img;
+    size_t size;
+    int ptx;
+    char *log;
+    gcr_status s;
+} job_t;
+
+typedef struct pool {
+    job_t *jobs;
+    int n;
+    int next; /* guarded by mu */
+    pthread_mutex_t mu;
+} pool_t;
+
+static void *compile_worker(void *arg)
+{
+    pool_t *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        int i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->n) return NULL;
+        job_t *j = &p->jobs[i];
+        /* NVRTC is thread-safe across programs; nothing here touches the ctx */
+        j->s = gcr_nvrtc_compile(j->source, NULL, 0, j->arch, &j->img, &j->size, &j->ptx, &j->log);
+    }
+}
+
+gcr_status gcr_cuda_programs_prefetch(gcr_ctx *ctx, const char *const *sources, int n)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    GCR_CHECK(ctx, st && (n == 0 || sources), GCR_ERR_INVALID, "cuda prefetch: invalid arguments");
+    prog_t **todo = calloc((size_t)n + 1, sizeof *todo);
+    job_t *jobs = calloc((size_t)n + 1, sizeof *jobs);
+    if (!todo || !jobs) {
+        free(todo);
+        free(jobs);
+        return gcr_set_error(ctx, GCR_ERR_OOM, "cuda prefetch: out of host memory");
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        size_t kl;
+        char *key = make_key(st, sources[i], &kl);
+        prog_t *e = NULL;
+        if (key) HASH_FIND(hh, st->programs, key, kl, e);
+        for (int t = 0; !e && key && t < m; t++) /* the same source twice in one batch */
+            if (todo[t]->keylen == kl && !memcmp(todo[t]->key, key, kl)) e = todo[t];
+        if (e || !key || !(e = calloc(1, sizeof *e))) {
+            free(key);
+            continue;
+        }
+        e->key = key;
+        e->keylen = kl;
+        size_t size = 0;
+        void *img = disk_load(ctx, e, &size);
+        if (img && st->drv->module_load_data(&e->mod, img) == CUDA_SUCCESS) {
+            free(img);
+            st->cache.disk_hits++;
+            HASH_ADD_KEYPTR(hh, st->programs, e->key, e->keylen, e);
+            continue;
+        }
+        free(img);
+        e->mod = NULL;
+        jobs[m] = (job_t){.source = sources[i], .arch = st->arch};
+        todo[m++] = e;
+    }
+    if (m > 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int nt = (int)(cpus < 1 ? 1 : cpus > 32 ? 32 : cpus);
+        if (nt > m) nt = m;
+        gcr_progress(ctx, "compiling %d kernel program%s for sm_%d on %d thread%s ...", m, m > 1 ? "s" : "", st->arch,
+                     nt, nt > 1 ? "s" : "");
+        double t0 = now_s();
+        pool_t p = {jobs, m, 0, PTHREAD_MUTEX_INITIALIZER};
+        pthread_t th[32];
+        int started = 0;
+        for (int t = 1; t < nt; t++)
+            if (pthread_create(&th[started], NULL, compile_worker, &p) == 0) started++;
+        compile_worker(&p); /* this thread works too, so a failed pthread_create only slows it */
+        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+        int ok = 0;
+        for (int i = 0; i < m; i++) {
+            prog_t *e = todo[i];
+            /* a failure is left for gcr_cuda_program, which compiles it again and reports the log */
+            if (jobs[i].s == GCR_OK && st->drv->module_load_data(&e->mod, jobs[i].img) == CUDA_SUCCESS) {
+                disk_store(ctx, e, jobs[i].img, jobs[i].size);
+                st->cache.compiles++;
+                HASH_ADD_KEYPTR(hh, st->programs, e->key, e->keylen, e);
+                ok++;
+            } else {
+                e->mod = NULL;
+                prog_free(st, e);
+            }
+            free(jobs[i].img);
+            free(jobs[i].log);
+        }
+        gcr_progress(ctx, "compiled %d of %d kernel programs in %.2f s", ok, m, now_s() - t0);
+    }
+    free(todo);
+    free(jobs);
     return GCR_OK;
 }
 
