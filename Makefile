@@ -106,7 +106,7 @@ run: $(BUILD)/bin/mobilenet_v3
 	$(BUILD)/bin/mobilenet_v3 $(ARGS)
 
 test: $(TESTS) $(SHARED) $(SAMPLES)
-	@BUILD=$(BUILD) CUDA=$(CUDA) SAN=$(SAN) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
+	@JOBS=$(or $(JOBS),1) BUILD=$(BUILD) CUDA=$(CUDA) SAN=$(SAN) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
 
 bench: $(BENCHES)
 

@@ -15,16 +15,16 @@ t build
 make -j16 BUILD=build all bench >> "$LOG" 2>&1 || { tail -40 "$LOG"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$LOG" 2>&1
 t "gcr nhwc"
-LAYOUT=nhwc BATCHES="${BATCHES:-1 8 32 128}" TORCH=0 COLD=0 RESULTS="$R/nhwc" OUT= timeout 200 bench/mobilenet.sh 2>&1 | tail -40 | tee -a "$LOG"
+LAYOUT=nhwc BATCHES="${BATCHES:-1 8 32 128}" ITERS=100 TORCH=0 COLD=0 RESULTS="$R/nhwc" OUT= timeout 130 bench/mobilenet.sh 2>&1 | tail -40 | tee -a "$LOG"
 t "gcr nchw + torch + cold start"
-LAYOUT=nchw BATCHES="${BATCHES:-1 8 32 128}" TORCH_MODES=eager,graph,ro COLD_DTYPES="f32 f16" RESULTS="$R/nchw" OUT= \
-  timeout 330 bench/mobilenet.sh 2>&1 | tail -60 | tee -a "$LOG"
+LAYOUT=nchw BATCHES="${BATCHES:-1 8 32 128}" ITERS=100 TORCH_MODES=eager,graph,ro COLD_DTYPES=f32 RESULTS="$R/nchw" OUT= \
+  timeout 250 bench/mobilenet.sh 2>&1 | tail -60 | tee -a "$LOG"
 cp "$R"/nhwc/*.md "$DEST/mobilenet-nhwc.md" 2>/dev/null
 cp "$R"/nchw/*.md "$DEST/mobilenet-nchw.md" 2>/dev/null
-cat "$R"/*/*.log > "$DEST/mobilenet-raw.log" 2>/dev/null
+cat "$R"/*/*.log "$R"/*/*.jsonl > "$DEST/mobilenet-raw.log" 2>/dev/null
 t micro
-for b in launch pointwise_bw fusion_bench; do timeout 60 build/bench/$b 2>&1 | tee -a "$DEST/micro.txt"; done
+for b in launch fusion_bench; do timeout 25 build/bench/$b 2>&1 | tee -a "$DEST/micro.txt"; done
 t "make test"
-timeout "${TEST_S:-240}" make BUILD=build test > "$DEST/test.log" 2>&1; echo "make test exit $?" >> "$DEST/test.log"
+JOBS=12 timeout "${TEST_S:-110}" make BUILD=build test > "$DEST/test.log" 2>&1; echo "make test exit $?" >> "$DEST/test.log"
 grep -E "passed, .* failed|^FAIL|exit" "$DEST/test.log" | tail -40
 t done

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh — runs every test binary given, then the shell checks (exported symbols, README
 # example), and prints the total as the last line: "N passed, N failed, N skipped".
-# A binary that crashes or exits non-zero without a count counts as one failure.
+# A binary that crashes or exits non-zero without a count counts as one failure. JOBS=N runs
+# N binaries at once.
 pass=0; fail=0; skip=0
 count() { # $1 = output file, $2 = exit code, $3 = name
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
@@ -17,10 +18,21 @@ count() { # $1 = output file, $2 = exit code, $3 = name
   echo "$3: $line"
 }
 out=$(mktemp)
-for t in "$@"; do
-  "$t" > "$out" 2>&1; rc=$?
-  count "$out" $rc "$(basename "$t")"
-done
+if [ "${JOBS:-1}" -gt 1 ]; then
+  # JOBS=N runs the binaries N at a time (each into its own log), then counts them in order
+  dir=$(mktemp -d)
+  for t in "$@"; do echo "$t"; done | xargs -P "$JOBS" -I{} sh -c '"$1" > "$2/$(basename "$1").log" 2>&1; echo $? > "$2/$(basename "$1").rc"' _ {} "$dir"
+  for t in "$@"; do
+    n=$(basename "$t")
+    count "$dir/$n.log" "$(cat "$dir/$n.rc" 2>/dev/null || echo 1)" "$n"
+  done
+  rm -rf "$dir"
+else
+  for t in "$@"; do
+    "$t" > "$out" 2>&1; rc=$?
+    count "$out" $rc "$(basename "$t")"
+  done
+fi
 for s in test/check_*.sh; do
   [ -f "$s" ] || continue
   sh "$s" > "$out" 2>&1; rc=$?
