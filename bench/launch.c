@@ -34,7 +34,7 @@ static double gcr_chain(gcr_ctx *ctx, gcr_tensor *x)
     return t / CHAIN;
 }
 
-static double raw_chain(gcr_ctx *ctx, gcr_kernel *k, void *buf)
+static double raw_chain(gcr_ctx *ctx, gcr_cuda_fn *k, void *buf)
 {
     const gcr_cuda_drv *drv = gcr_cuda_driver(ctx);
     CUfunction fn = gcr_kernel_function(k);
@@ -62,7 +62,7 @@ int main(void)
     int64_t n = 256;
     gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 1, &n, GCR_NCHW, h);
     const char *names[1] = {"bump"};
-    gcr_kernel *k = NULL;
+    gcr_cuda_fn *k = NULL;
     if (gcr_cuda_program(ctx, "extern \"C\" __global__ void bump(float *p, float v, int n) {\n"
                               "    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) p[i] += v; }\n",
                          names, 1, &k) != GCR_OK) {

@@ -19,10 +19,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-/* lib/cuda calls its compiled functions gcr_kernel too (see the brief on the rename) */
-#define gcr_kernel gcr_cuda_fn
 #include "../lib/cuda/dense.h"
-#undef gcr_kernel
 
 typedef enum { L_EAGER, L_OWN, L_HOOKED } ltype;
 

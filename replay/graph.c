@@ -6,11 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#ifndef GCR_HAVE_CUDA /* CUDA builds: replay/cuda_exec.c defines it */
-#ifndef GCR_HAVE_CUDA
-/* CPU-only builds; with CUDA, replay/cuda_exec.c defines it */
+#ifndef GCR_HAVE_CUDA /* CPU-only builds; with CUDA, replay/cuda_exec.c defines it */
 const gcr_executor *gcr_cuda_executor = NULL;
-#endif
 #endif
 
 static double now_s(void)

@@ -7,9 +7,7 @@
 #include "../replay/graph.h"
 #include "../capture/codegen.h"
 #ifdef GCR_HAVE_CUDA
-#define gcr_kernel gcr_cuda_fn
 #include "../lib/cuda/dense.h"
-#undef gcr_kernel
 #endif
 
 static int n_own, n_hooked;

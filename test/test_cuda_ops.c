@@ -350,7 +350,7 @@ static void test_oom(void)
 static void test_compile_error(void)
 {
     const char *names[1] = {"broken"};
-    gcr_kernel *k = NULL;
+    gcr_cuda_fn *k = NULL;
     gcr_status s = gcr_cuda_program(G, "extern \"C\" __global__ void broken(float *p) { p[0] = no_such_thing; }\n", names, 1, &k);
     CHECK(s == GCR_ERR_COMPILE && gcr_ctx_status(G) == GCR_ERR_COMPILE, "status %s", gcr_status_name(s));
     CHECK(strstr(gcr_ctx_error(G), "no_such_thing") != NULL, "log in the message: %s", gcr_ctx_error(G));
@@ -388,7 +388,7 @@ static gcr_ctx *ctx_in(const char *dir)
 static float run_probe(gcr_ctx *ctx, const char *src)
 {
     const char *names[1] = {"probe"};
-    gcr_kernel *k = NULL;
+    gcr_cuda_fn *k = NULL;
     if (!CHECK(gcr_cuda_program(ctx, src, names, 1, &k) == GCR_OK, "probe: %s", gcr_ctx_error(ctx))) return -1;
     int64_t one = 1;
     gcr_tensor *t = gcr_tensor_new(ctx, GCR_F32, 1, &one, GCR_NCHW);

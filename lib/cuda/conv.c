@@ -53,7 +53,7 @@ char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, const gcr_cuda_hooks
 
 /* the kernel named name of file's program for dt, with hooks h */
 static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
-                             gcr_kernel **k)
+                             gcr_cuda_fn **k)
 {
     /* eager programs: static text, so no allocation on the hot path */
     static const char *const eager[2][3] = {
@@ -73,7 +73,7 @@ static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const
 }
 
 /* args = the standard ones then the hook extras */
-static gcr_status launch(gcr_ctx *ctx, gcr_kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
+static gcr_status launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
                          void **std, int nstd, const gcr_cuda_hooks *h)
 {
     void *args[8 + GCR_CUDA_MAX_EXTRA];
@@ -163,7 +163,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
         gy = (unsigned)((a->N + bn - 1) / bn);
         threads = 256;
     }
-    gcr_kernel *k;
+    gcr_cuda_fn *k;
     GCR_TRY(get_kernel(ctx, "conv.cuh", dt, h, name, &k));
     void *std[] = {(void *)a, &x, &w, &out, &bias};
     return launch(ctx, k, gx, gy, (unsigned)z, threads, std, 5, h);
@@ -195,7 +195,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
         a.xs[3] % vc == 0 && a.ys[0] % vc == 0 && a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 &&
         (uintptr_t)yp % 16 == 0 && a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)gcr_cuda_sm_count(ctx) * 512)
         a.c_fast = 2; /* ... and enough threads: at batch 1 the one-channel tiles fill the device better */
-    gcr_kernel *k;
+    gcr_cuda_fn *k;
     char name[32];
     snprintf(name, sizeof name, "gcr_dw_%s", dt_suffix(x->dtype));
     GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));

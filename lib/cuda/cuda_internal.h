@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 
 /* A compiled kernel: one function of a loaded module (owned by the ctx's module cache). */
-typedef struct gcr_kernel gcr_kernel;
+typedef struct gcr_cuda_fn gcr_cuda_fn;
 
 /* Compiles (or finds in the memory / disk cache) a program and returns its kernels.
  * source: the full CUDA C text; it may #include any embedded file of lib/cuda/kernels by name
@@ -17,14 +17,14 @@ typedef struct gcr_kernel gcr_kernel;
  * architecture; the cache key covers source, options, architecture and NVRTC version.
  * On failure returns GCR_ERR_COMPILE with the NVRTC log in the ctx message. */
 gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n,
-                            gcr_kernel **out);
+                            gcr_cuda_fn **out);
 /* Makes sure every source has a module, compiling the missing ones in parallel threads (NVRTC
  * per program; loading and caching stay on this thread). Sources that fail are skipped: a later
  * gcr_cuda_program on them compiles again and reports the log. For graph builds, where dozens of
  * templated programs would otherwise compile one after another. */
 gcr_status gcr_cuda_programs_prefetch(gcr_ctx *ctx, const char *const *sources, int n);
 /* Launches k on the ctx stream; args as for cuLaunchKernel. No device query, no allocation. */
-gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_kernel *k, unsigned gx, unsigned gy, unsigned gz,
+gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz,
                            unsigned bx, unsigned by, unsigned bz, unsigned smem, void **args);
 /* The ctx's stream (for graph capture) and device facts. */
 cudaStream_t gcr_cuda_stream(gcr_ctx *ctx);
@@ -52,7 +52,7 @@ const gcr_cuda_drv *gcr_cuda_driver(gcr_ctx *ctx);
 const char *gcr_cuda_drv_error(CUresult r);
 
 /* The CUfunction behind a kernel (for cuFuncSetAttribute, e.g. large dynamic shared memory). */
-CUfunction gcr_kernel_function(const gcr_kernel *k);
+CUfunction gcr_kernel_function(const gcr_cuda_fn *k);
 
 /* Device-free NVRTC compile of one program for sm_<arch> (arch e.g. 90): the embedded sources
  * are available as headers. On success *image is a cubin (or PTX when NVRTC does not know the
@@ -94,8 +94,8 @@ typedef struct gcr_cuda_state {
     gcr_cuda_alloc *alloc;
     struct gcr_cuda_program_cache *programs; /* uthash by full key */
     struct gcr_cuda_pw_entry *pw;            /* eager pointwise kernels by packed key (pointwise.c) */
-    gcr_kernel *red[3][3][5];                /* reduce kernels [op][dtype][1,32,256,part,fin] (reduce.c, lazy) */
-    gcr_kernel *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */
+    gcr_cuda_fn *red[3][3][5];                /* reduce kernels [op][dtype][1,32,256,part,fin] (reduce.c, lazy) */
+    gcr_cuda_fn *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */
     gcr_cuda_cache_stats cache;
 } gcr_cuda_state;
 

@@ -20,17 +20,17 @@ extern const struct gcr_embedded_src { const char *name; const char *text; } gcr
 #define KEY_FORMAT "gcr-module-1"
 #define FILE_MAGIC "GCRMOD1\n"
 
-struct gcr_kernel {
+struct gcr_cuda_fn {
     CUfunction fn;
     char *name;
-    struct gcr_kernel *next;
+    struct gcr_cuda_fn *next;
 };
 
 typedef struct gcr_cuda_program_cache {
     char *key;        /* full key (hash table key) */
     size_t keylen;
     CUmodule mod;
-    struct gcr_kernel *kernels; /* fetched so far */
+    struct gcr_cuda_fn *kernels; /* fetched so far */
     UT_hash_handle hh;
 } prog_t;
 
@@ -245,7 +245,7 @@ static double now_s(void)
 static void prog_free(gcr_cuda_state *st, prog_t *e)
 {
     while (e->kernels) {
-        struct gcr_kernel *k = e->kernels;
+        struct gcr_cuda_fn *k = e->kernels;
         e->kernels = k->next;
         free(k->name);
         free(k);
@@ -294,9 +294,9 @@ static gcr_status build(gcr_ctx *ctx, gcr_cuda_state *st, prog_t *e, const char 
     return GCR_OK;
 }
 
-static struct gcr_kernel *kernel_of(gcr_ctx *ctx, gcr_cuda_state *st, prog_t *e, const char *name)
+static struct gcr_cuda_fn *kernel_of(gcr_ctx *ctx, gcr_cuda_state *st, prog_t *e, const char *name)
 {
-    for (struct gcr_kernel *k = e->kernels; k; k = k->next)
+    for (struct gcr_cuda_fn *k = e->kernels; k; k = k->next)
         if (!strcmp(k->name, name)) return k;
     CUfunction fn;
     CUresult r = st->drv->module_get_function(&fn, e->mod, name);
@@ -304,7 +304,7 @@ static struct gcr_kernel *kernel_of(gcr_ctx *ctx, gcr_cuda_state *st, prog_t *e,
         gcr_set_error(ctx, GCR_ERR_COMPILE, "nvrtc: kernel %s not found in its program: %s", name, gcr_cuda_drv_error(r));
         return NULL;
     }
-    struct gcr_kernel *k = calloc(1, sizeof *k);
+    struct gcr_cuda_fn *k = calloc(1, sizeof *k);
     if (!k || !(k->name = dupstr(name))) {
         free(k);
         gcr_set_error(ctx, GCR_ERR_OOM, "nvrtc: out of host memory");
@@ -334,7 +334,7 @@ static char *make_key(const gcr_cuda_state *st, const char *source, size_t *klen
     return key;
 }
 
-gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n, gcr_kernel **out)
+gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n, gcr_cuda_fn **out)
 {
     gcr_cuda_state *st = gcr_cuda_st(ctx);
     GCR_CHECK(ctx, st && source && (n == 0 || (names && out)), GCR_ERR_INVALID, "cuda program: invalid arguments");
@@ -485,9 +485,9 @@ void gcr_cuda_programs_fini(gcr_ctx *ctx)
     }
 }
 
-CUfunction gcr_kernel_function(const gcr_kernel *k) { return k->fn; }
+CUfunction gcr_kernel_function(const gcr_cuda_fn *k) { return k->fn; }
 
-gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned smem, void **args)
 {
     gcr_cuda_state *st = gcr_cuda_st(ctx);

@@ -35,7 +35,7 @@ struct gcr_pw_nd_args {
 
 typedef struct gcr_cuda_pw_entry {
     uint64_t key;
-    gcr_kernel *k[3]; /* vec, flat, nd */
+    gcr_cuda_fn *k[3]; /* vec, flat, nd */
     int vec;          /* elements per access of k[0] (1: no vector kernel) */
     UT_hash_handle hh;
 } pw_entry;

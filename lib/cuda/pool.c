@@ -69,7 +69,7 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
                                          "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
                                          "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"};
     const char *nm = name;
-    gcr_kernel *k;
+    gcr_cuda_fn *k;
     if (!h || !h->defs || !h->defs[0]) {
         GCR_TRY(gcr_cuda_program(ctx, eager[dt], &nm, 1, &k));
     } else {
