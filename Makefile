@@ -34,7 +34,7 @@ ifeq ($(CUDA),1)
   SRC := $(filter-out lib/cuda_none.c,$(SRC)) $(wildcard lib/cuda/*.c)
   CPPFLAGS += -I$(CUDA_HOME)/include -DGCR_HAVE_CUDA=1
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
-  LIBS += -lnvrtc -lcudart -lcublasLt
+  LIBS += -lnvrtc -lcudart
   KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh))
   GEN_SRC := $(BUILD)/gen/embedded_kernels.c
 else

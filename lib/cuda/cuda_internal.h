@@ -1,7 +1,7 @@
 /* cuda_internal.h — the CUDA backend's private interface, shared by the lib/cuda sources and replay/:
  * per-context device state, the NVRTC module cache and kernel launch.
  * Driver API entry points come through cudaGetDriverEntryPoint, so the library links only
- * cudart, NVRTC and cuBLASLt and still loads on machines without a GPU driver. */
+ * cudart and NVRTC and still loads on machines without a GPU driver. */
 #ifndef GCR_CUDA_INTERNAL_H
 #define GCR_CUDA_INTERNAL_H
 
