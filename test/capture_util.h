@@ -53,12 +53,17 @@ static __attribute__((unused)) int64_t cu_numel(const cu_input *d)
     return n;
 }
 
-/* Makes input i (fresh random data); a permuted input is a view of a dense base tensor. */
-static __attribute__((unused)) gcr_tensor *cu_make(gcr_ctx *ctx, const cu_input *d, gcr_dtype dt, gcr_format fmt,
-                                                   gcr_tensor **base)
+/* random host values for an input: [0.5, 2.5) when positive (variances), else [-2, 2); caller frees */
+static __attribute__((unused)) float *cu_rand(int64_t n, int positive)
 {
-    int64_t n = cu_numel(d);
-    float *h = d->positive ? h_randn(n, 0.5f, 2.5f) : h_randn(n, -2.0f, 2.0f);
+    return positive ? h_randn(n, 0.5f, 2.5f) : h_randn(n, -2.0f, 2.0f);
+}
+
+/* Makes input d on ctx holding the host values h (for a permuted input: the base's values); a
+ * permuted input is a view of a dense base tensor, returned in *base. */
+static __attribute__((unused)) gcr_tensor *cu_make_from(gcr_ctx *ctx, const cu_input *d, gcr_dtype dt, gcr_format fmt,
+                                                        const float *h, gcr_tensor **base)
+{
     gcr_format f = d->ndim == 4 ? fmt : GCR_NCHW;
     gcr_tensor *t;
     *base = NULL;
@@ -75,32 +80,47 @@ static __attribute__((unused)) gcr_tensor *cu_make(gcr_ctx *ctx, const cu_input 
     } else {
         t = gcr_tensor_keep(h_tensor(ctx, dt, d->ndim, d->shape, f, h));
     }
-    free(h);
     if (t && d->is_const) gcr_tensor_set_const(t);
     return t;
+}
+
+/* Makes input i (fresh random data); a permuted input is a view of a dense base tensor. */
+static __attribute__((unused)) gcr_tensor *cu_make(gcr_ctx *ctx, const cu_input *d, gcr_dtype dt, gcr_format fmt,
+                                                   gcr_tensor **base)
+{
+    float *h = cu_rand(cu_numel(d), d->positive);
+    gcr_tensor *t = cu_make_from(ctx, d, dt, fmt, h, base);
+    free(h);
+    return t;
+}
+
+/* Writes the f32 host values h (logical order) into t, whatever its dtype and layout. */
+static __attribute__((unused)) void cu_fill(gcr_tensor *t, const float *h)
+{
+    gcr_ctx *ctx = gcr_tensor_ctx(t);
+    int64_t n = gcr_tensor_numel(t);
+    if (gcr_tensor_dtype(t) == GCR_F32) {
+        OK(ctx, gcr_tensor_from_host(t, h, (size_t)n * 4));
+        return;
+    }
+    int64_t sh[GCR_MAX_DIMS];
+    for (int i = 0; i < gcr_tensor_ndim(t); i++) sh[i] = gcr_tensor_dim(t, i);
+    gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, gcr_tensor_ndim(t), sh, GCR_NCHW, h);
+    gcr_tensor *c = gcr_cast(ctx, f, gcr_tensor_dtype(t));
+    size_t bytes = gcr_tensor_nbytes(c);
+    void *tmp = malloc(bytes);
+    OK(ctx, gcr_tensor_to_host(c, tmp, bytes));
+    OK(ctx, gcr_tensor_from_host(t, tmp, bytes));
+    free(tmp);
+    gcr_tensor_free(f);
+    gcr_tensor_free(c);
 }
 
 /* Writes fresh data into t (whatever its layout). */
 static __attribute__((unused)) void cu_refill(gcr_tensor *t, int positive)
 {
-    gcr_ctx *ctx = gcr_tensor_ctx(t);
-    int64_t n = gcr_tensor_numel(t);
-    float *h = positive ? h_randn(n, 0.5f, 2.5f) : h_randn(n, -2.0f, 2.0f);
-    if (gcr_tensor_dtype(t) == GCR_F32) {
-        OK(ctx, gcr_tensor_from_host(t, h, (size_t)n * 4));
-    } else {
-        int64_t sh[GCR_MAX_DIMS];
-        for (int i = 0; i < gcr_tensor_ndim(t); i++) sh[i] = gcr_tensor_dim(t, i);
-        gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, gcr_tensor_ndim(t), sh, GCR_NCHW, h);
-        gcr_tensor *c = gcr_cast(ctx, f, gcr_tensor_dtype(t));
-        size_t bytes = gcr_tensor_nbytes(c);
-        void *tmp = malloc(bytes);
-        OK(ctx, gcr_tensor_to_host(c, tmp, bytes));
-        OK(ctx, gcr_tensor_from_host(t, tmp, bytes));
-        free(tmp);
-        gcr_tensor_free(f);
-        gcr_tensor_free(c);
-    }
+    float *h = cu_rand(gcr_tensor_numel(t), positive);
+    cu_fill(t, h);
     free(h);
 }
 

@@ -16,54 +16,6 @@ static gcr_ctx *gpu_ctx(int graphs, int fusion)
     return ctx;
 }
 
-/* fills t (any dtype/layout) from f32 host values in logical order */
-static void fill(gcr_tensor *t, const float *h)
-{
-    gcr_ctx *ctx = gcr_tensor_ctx(t);
-    int64_t n = gcr_tensor_numel(t);
-    if (gcr_tensor_dtype(t) == GCR_F32) {
-        OK(ctx, gcr_tensor_from_host(t, h, (size_t)n * 4));
-        return;
-    }
-    int64_t sh[GCR_MAX_DIMS];
-    for (int i = 0; i < gcr_tensor_ndim(t); i++) sh[i] = gcr_tensor_dim(t, i);
-    gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, gcr_tensor_ndim(t), sh, GCR_NCHW, h);
-    gcr_tensor *c = gcr_cast(ctx, f, gcr_tensor_dtype(t));
-    size_t bytes = gcr_tensor_nbytes(c);
-    void *tmp = malloc(bytes);
-    OK(ctx, gcr_tensor_to_host(c, tmp, bytes));
-    OK(ctx, gcr_tensor_from_host(t, tmp, bytes));
-    free(tmp);
-    gcr_tensor_free(f);
-    gcr_tensor_free(c);
-}
-
-/* input i of a case on ctx, holding host values h (for a permuted input: the base's values) */
-static gcr_tensor *make(gcr_ctx *ctx, const cu_input *d, gcr_dtype dt, gcr_format fmt, const float *h, gcr_tensor **base)
-{
-    gcr_format f = d->ndim == 4 ? fmt : GCR_NCHW;
-    *base = NULL;
-    if (d->permute && d->ndim >= 2) {
-        int64_t sh[GCR_MAX_DIMS];
-        int perm[GCR_MAX_DIMS];
-        for (int i = 0; i < d->ndim; i++) {
-            sh[i] = d->shape[i];
-            perm[i] = i;
-        }
-        sh[0] = d->shape[d->ndim - 1];
-        sh[d->ndim - 1] = d->shape[0];
-        perm[0] = d->ndim - 1;
-        perm[d->ndim - 1] = 0;
-        *base = gcr_tensor_keep(h_tensor(ctx, dt, d->ndim, sh, f, h));
-        return gcr_tensor_keep(gcr_permute(ctx, *base, perm));
-    }
-    gcr_tensor *t = gcr_tensor_keep(h_tensor(ctx, dt, d->ndim, d->shape, f, h));
-    if (t && d->is_const) gcr_tensor_set_const(t);
-    return t;
-}
-
-static float *fresh(const cu_input *d) { return d->positive ? h_randn(cu_numel(d), 0.5f, 2.5f) : h_randn(cu_numel(d), -2.0f, 2.0f); }
-
 static int n_runs;
 
 /* capture m on gpu, then iters replays with fresh data, each against GPU eager and CPU eager */
@@ -72,8 +24,8 @@ static void check_case(gcr_ctx *gpu, gcr_ctx *cpu, const fm_case *m, gcr_dtype d
     gcr_tensor *in[CU_MAX], *base[CU_MAX], *out[CU_MAX] = {0};
     float *h[CU_MAX];
     for (int i = 0; i < m->n_in; i++) {
-        h[i] = fresh(&m->in[i]);
-        in[i] = make(gpu, &m->in[i], dt, fmt, h[i], &base[i]);
+        h[i] = cu_rand(cu_numel(&m->in[i]), m->in[i].positive);
+        in[i] = cu_make_from(gpu, &m->in[i], dt, fmt, h[i], &base[i]);
     }
     gcr_graph *g = NULL;
     OK(gpu, gcr_capture_begin(gpu));
@@ -87,8 +39,8 @@ static void check_case(gcr_ctx *gpu, gcr_ctx *cpu, const fm_case *m, gcr_dtype d
             for (int i = 0; i < m->n_in; i++) {
                 if (m->in[i].is_const) continue;
                 free(h[i]);
-                h[i] = fresh(&m->in[i]);
-                fill(base[i] ? base[i] : in[i], h[i]);
+                h[i] = cu_rand(cu_numel(&m->in[i]), m->in[i].positive);
+                cu_fill(base[i] ? base[i] : in[i], h[i]);
             }
             OK(gpu, gcr_graph_replay(g));
         }
@@ -96,7 +48,7 @@ static void check_case(gcr_ctx *gpu, gcr_ctx *cpu, const fm_case *m, gcr_dtype d
         uint64_t sg = gcr_scope_begin(gpu), sc = gcr_scope_begin(cpu);
         gcr_tensor *ref[CU_MAX], *cin[CU_MAX], *cbase[CU_MAX], *cref[CU_MAX];
         int nr = m->fn(gpu, in, ref);
-        for (int i = 0; i < m->n_in; i++) cin[i] = make(cpu, &m->in[i], dt, fmt, h[i], &cbase[i]);
+        for (int i = 0; i < m->n_in; i++) cin[i] = cu_make_from(cpu, &m->in[i], dt, fmt, h[i], &cbase[i]);
         int nc = m->fn(cpu, cin, cref);
         CHECK(nr == n_out && nc == n_out, "%s: %d/%d/%d outputs", what, n_out, nr, nc);
         for (int o = 0; o < n_out && o < nr && o < nc; o++) {
@@ -303,8 +255,8 @@ static void test_profile_and_dump(void)
     }
     const fm_case *m = &fm_cases[0];
     gcr_tensor *in[1], *base[1], *out[1];
-    float *h = fresh(&m->in[0]);
-    in[0] = make(ctx, &m->in[0], GCR_F32, GCR_NCHW, h, &base[0]);
+    float *h = cu_rand(cu_numel(&m->in[0]), m->in[0].positive);
+    in[0] = cu_make_from(ctx, &m->in[0], GCR_F32, GCR_NCHW, h, &base[0]);
     gcr_graph *g = NULL;
     OK(ctx, gcr_capture_begin(ctx));
     m->fn(ctx, in, out);
