@@ -36,6 +36,19 @@ static __attribute__((unused)) void cu_each_device(void (*all)(void))
     }
 }
 
+/* a context on cu_dev with the guard/variant knobs the replay and region tests vary */
+static __attribute__((unused)) gcr_ctx *cu_ctx(int retrace, int cache, int guards)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = cu_dev;
+    o.knobs.retrace = retrace;
+    o.knobs.graph_cache = cache;
+    o.knobs.guards = guards;
+    gcr_ctx *ctx = NULL;
+    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx");
+    return ctx;
+}
+
 typedef struct cu_input {
     int ndim;
     int64_t shape[GCR_MAX_DIMS];

@@ -4,18 +4,6 @@
  * cached per region under the LRU cap; guards=0 skips the body. */
 #include "capture_util.h"
 
-static gcr_ctx *mk(int retrace, int cache, int guards)
-{
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = cu_dev;
-    o.knobs.retrace = retrace;
-    o.knobs.graph_cache = cache;
-    o.knobs.guards = guards;
-    gcr_ctx *ctx = NULL;
-    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx");
-    return ctx;
-}
-
 /* the "existing inference code": a branch and a host scalar that the loop may change */
 static gcr_tensor *forward(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, int branch, float scale)
 {
@@ -52,7 +40,7 @@ static void expect(gcr_ctx *ctx, gcr_tensor *y, gcr_tensor *x, gcr_tensor *w, in
 
 static void test_loop(void)
 {
-    gcr_ctx *ctx = mk(1, 8, 1);
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
     gcr_tensor *x = rand_t(ctx, 2, (int64_t[]){3, 6}), *w = gcr_tensor_set_const(rand_t(ctx, 2, (int64_t[]){5, 6}));
     gcr_tensor *first = NULL;
     gcr_graph *g0 = NULL;
@@ -83,7 +71,7 @@ static void test_loop(void)
 static void test_changes(void)
 {
     for (int retrace = 0; retrace <= 1; retrace++) {
-        gcr_ctx *ctx = mk(retrace, 8, 1);
+        gcr_ctx *ctx = cu_ctx(retrace, 8, 1);
         gcr_tensor *w = gcr_tensor_set_const(rand_t(ctx, 2, (int64_t[]){5, 6}));
         gcr_tensor *xa = rand_t(ctx, 2, (int64_t[]){3, 6}), *xb = rand_t(ctx, 3, (int64_t[]){2, 4, 6});
         struct { gcr_tensor *x; int branch; float scale; } plan[] = {
@@ -114,7 +102,7 @@ static void test_changes(void)
 
 static void test_lru_cap(void)
 {
-    gcr_ctx *ctx = mk(1, 2, 1);
+    gcr_ctx *ctx = cu_ctx(1, 2, 1);
     gcr_tensor *w = gcr_tensor_set_const(rand_t(ctx, 2, (int64_t[]){5, 6}));
     gcr_tensor *x = rand_t(ctx, 2, (int64_t[]){3, 6});
     for (int p = 0; p < 9; p++) {
@@ -128,7 +116,7 @@ static void test_lru_cap(void)
 
 static void test_guards_off(void)
 {
-    gcr_ctx *ctx = mk(1, 8, 0);
+    gcr_ctx *ctx = cu_ctx(1, 8, 0);
     gcr_tensor *w = gcr_tensor_set_const(rand_t(ctx, 2, (int64_t[]){5, 6}));
     gcr_tensor *x = rand_t(ctx, 2, (int64_t[]){3, 6});
     gcr_tensor *y = NULL;
@@ -145,7 +133,7 @@ static void test_guards_off(void)
 /* several outputs, one marked while also feeding a later op */
 static void test_outputs(void)
 {
-    gcr_ctx *ctx = mk(1, 8, 1);
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
     gcr_tensor *x = rand_t(ctx, 2, (int64_t[]){4, 5});
     for (int p = 0; p < 3; p++) {
         cu_refill(x, 0);
@@ -174,7 +162,7 @@ static void test_stress(void)
 {
     for (int retrace = 0; retrace <= 1; retrace++)
         for (int cache = 1; cache <= 4; cache += 3) {
-            gcr_ctx *ctx = mk(retrace, cache, 1);
+            gcr_ctx *ctx = cu_ctx(retrace, cache, 1);
             gcr_tensor *w = gcr_tensor_set_const(rand_t(ctx, 2, (int64_t[]){5, 6}));
             gcr_tensor *xs[3] = {rand_t(ctx, 2, (int64_t[]){3, 6}), rand_t(ctx, 2, (int64_t[]){3, 6}),
                                  rand_t(ctx, 3, (int64_t[]){2, 2, 6})};

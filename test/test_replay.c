@@ -6,18 +6,6 @@
 #include <cjson/cJSON.h>
 #include <unistd.h>
 
-static gcr_ctx *mk(int retrace, int cache, int guards)
-{
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = cu_dev;
-    o.knobs.retrace = retrace;
-    o.knobs.graph_cache = cache;
-    o.knobs.guards = guards;
-    gcr_ctx *ctx = NULL;
-    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx");
-    return ctx;
-}
-
 static gcr_tensor *model(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *b)
 {
     gcr_tensor *h = gcr_hardswish(ctx, x);
@@ -61,7 +49,7 @@ static int variants(gcr_graph *g)
 
 static void test_rebind_and_respecialise(void)
 {
-    gcr_ctx *ctx = mk(1, 8, 1);
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
     int64_t s1[4] = {2, 3, 4, 5}, s2[4] = {3, 2, 6, 5};
     gcr_tensor *x = rand_t(ctx, GCR_F32, 4, s1, GCR_NCHW), *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
     gcr_graph *g = NULL;
@@ -116,7 +104,7 @@ static void test_rebind_and_respecialise(void)
 static void test_lru(void)
 {
     for (int cap = 2; cap <= 3; cap++) {
-        gcr_ctx *ctx = mk(1, cap, 1);
+        gcr_ctx *ctx = cu_ctx(1, cap, 1);
         int64_t sh[3][4] = {{2, 3, 4, 5}, {1, 3, 4, 5}, {4, 3, 2, 5}};
         gcr_tensor *xs[3], *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
         for (int i = 0; i < 3; i++) xs[i] = rand_t(ctx, GCR_F32, 4, sh[i], GCR_NCHW);
@@ -139,7 +127,7 @@ static void test_lru(void)
 
 static void test_eager_fallback(void)
 {
-    gcr_ctx *ctx = mk(0, 8, 1);
+    gcr_ctx *ctx = cu_ctx(0, 8, 1);
     int64_t s1[4] = {2, 3, 4, 5}, s2[4] = {1, 7, 3, 5};
     gcr_tensor *x = rand_t(ctx, GCR_F32, 4, s1, GCR_NCHW), *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
     gcr_graph *g = NULL;
@@ -166,7 +154,7 @@ static void test_eager_fallback(void)
 /* a reshape frozen at capture cannot follow a new batch size: the replay fails, loudly */
 static void test_frozen_reshape(void)
 {
-    gcr_ctx *ctx = mk(1, 8, 1);
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
     gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){4, 6}, GCR_NCHW);
     gcr_graph *g = NULL;
     OK(ctx, gcr_capture_begin(ctx));
@@ -188,7 +176,7 @@ static void test_frozen_reshape(void)
 static void test_frozen_slice(void)
 {
     for (int retrace = 0; retrace <= 1; retrace++) {
-        gcr_ctx *ctx = mk(retrace, 8, 1);
+        gcr_ctx *ctx = cu_ctx(retrace, 8, 1);
         gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){4, 6}, GCR_NCHW);
         gcr_graph *g = NULL;
         OK(ctx, gcr_capture_begin(ctx));
@@ -214,7 +202,7 @@ static void test_frozen_slice(void)
 
 static void test_guards_off(void)
 {
-    gcr_ctx *ctx = mk(1, 8, 0);
+    gcr_ctx *ctx = cu_ctx(1, 8, 0);
     gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
     gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
     gcr_graph *g = NULL;
