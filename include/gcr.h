@@ -263,13 +263,19 @@ GCR_API gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p);
  * marked constant. Outputs are the tensors passed to gcr_graph_output() during capture, plus every
  * traced tensor that nothing in the trace consumes. Outputs are static buffers owned by the graph:
  * each replay overwrites them (copy them out with gcr_tensor_to_host or gcr_contiguous to keep a
- * result). Scalars (clamp bounds, *_scalar operands) are frozen at capture.
+ * result). Scalars (clamp bounds, *_scalar operands) are frozen at capture. gcr_graph_destroy()
+ * invalidates every tensor handle the capture returned.
+ *
+ * Numerics: fused kernels compute in f32; on CUDA, f16 intermediates of a fused group stay in f32
+ * until stored (results may differ from eager by about one f16 ulp), bf16 ones are rounded per op
+ * like eager. CUDA kernels are compiled with approximate f32 division (within 2 ulp).
  */
 GCR_API gcr_status gcr_capture_begin(gcr_ctx *ctx);
 /* Ends capture and builds the graph; the caller owns *graph (gcr_graph_destroy). */
 GCR_API gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph);
 GCR_API int gcr_ctx_capturing(const gcr_ctx *ctx);
-/* Marks t, a tensor traced in the current capture, as an output of the graph. */
+/* Marks t, a tensor traced in the current capture or region pass, as an output of the graph. On an
+ * eager ctx it does nothing and returns GCR_OK, so one model function serves both modes. */
 GCR_API gcr_status gcr_graph_output(gcr_ctx *ctx, gcr_tensor *t);
 
 GCR_API int gcr_graph_num_inputs(const gcr_graph *g);
