@@ -133,6 +133,18 @@ static __attribute__((unused)) gcr_tensor *h_tensor(gcr_ctx *ctx, gcr_dtype dt, 
     return t;
 }
 
+/* a dense tensor of dtype dt and format fmt holding fresh random values in [lo, hi) */
+static __attribute__((unused)) gcr_tensor *h_rand_tensor(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t *shape,
+                                                         gcr_format fmt, float lo, float hi)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    float *h = h_randn(n, lo, hi);
+    gcr_tensor *t = h_tensor(ctx, dt, ndim, shape, fmt, h);
+    free(h);
+    return t;
+}
+
 /* Layouts a test input can take (h_view); each holds the same logical values:
  * H_DENSE row-major; H_NHWC channels-last (4-d only, else dense); H_PERMUTED a base of reversed
  * shape viewed back through gcr_permute (1-d and 0-d: dense); H_SLICED every other element of a

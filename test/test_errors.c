@@ -27,12 +27,7 @@ static gcr_ctx *ctx;
 
 static gcr_tensor *T(gcr_dtype dt, int nd, const int64_t *s)
 {
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++) n *= s[d];
-    float *h = h_randn(n, -1, 1);
-    gcr_tensor *t = h_tensor(ctx, dt, nd, s, GCR_NCHW, h);
-    free(h);
-    return t;
+    return h_rand_tensor(ctx, dt, nd, s, GCR_NCHW, -1, 1);
 }
 #define S(...) (int64_t[]){__VA_ARGS__}
 

@@ -16,12 +16,7 @@ static gcr_tensor *forward(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, int branc
 
 static gcr_tensor *rand_t(gcr_ctx *ctx, int nd, const int64_t *sh)
 {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= sh[i];
-    float *h = h_randn(n, -2, 2);
-    gcr_tensor *t = gcr_tensor_from_data(ctx, GCR_F32, nd, sh, GCR_NCHW, h);
-    free(h);
-    return t;
+    return h_rand_tensor(ctx, GCR_F32, nd, sh, GCR_NCHW, -2, 2);
 }
 
 static void expect(gcr_ctx *ctx, gcr_tensor *y, gcr_tensor *x, gcr_tensor *w, int branch, float scale, const char *what)

@@ -16,12 +16,7 @@ static gcr_tensor *model(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *b)
 
 static gcr_tensor *rand_t(gcr_ctx *ctx, gcr_dtype dt, int nd, const int64_t *sh, gcr_format f)
 {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= sh[i];
-    float *h = h_randn(n, -3, 3);
-    gcr_tensor *t = h_tensor(ctx, dt, nd, sh, f, h);
-    free(h);
-    return t;
+    return h_rand_tensor(ctx, dt, nd, sh, f, -3, 3);
 }
 
 /* compares graph output y with the eager model on (x, b) */
