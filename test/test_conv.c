@@ -4,28 +4,9 @@
  * f32/f16/bf16, several seeds; plus parameter errors. */
 #include "harness.h"
 
-enum { L_DENSE, L_NHWC, L_PERM, L_COUNT };
-static const char *lname[] = {"dense", "nhwc", "permuted"};
+/* the input layouts these tests use are h_view's first three */
+enum { L_DENSE = H_DENSE, L_NHWC = H_NHWC, L_PERM = H_PERMUTED, L_COUNT };
 static const char *dname(gcr_dtype t) { return gcr_dtype_name(t); }
-
-/* a 4-d tensor of dtype dt holding host (logical row-major) in layout l: L_PERM stores a base of
- * reversed shape [W,H,C,N] and views it back through gcr_permute, so every stride is unusual */
-static gcr_tensor *make4(gcr_ctx *ctx, gcr_dtype dt, const int64_t *s, int l, const float *host)
-{
-    if (l == L_DENSE || l == L_NHWC) return h_tensor(ctx, dt, 4, s, l == L_NHWC ? GCR_NHWC : GCR_NCHW, host);
-    int64_t rs[4] = {s[3], s[2], s[1], s[0]}, n = s[0] * s[1] * s[2] * s[3];
-    float *b = malloc((size_t)n * sizeof *b);
-    for (int64_t i0 = 0; i0 < s[0]; i0++)
-        for (int64_t i1 = 0; i1 < s[1]; i1++)
-            for (int64_t i2 = 0; i2 < s[2]; i2++)
-                for (int64_t i3 = 0; i3 < s[3]; i3++)
-                    b[((i3 * s[2] + i2) * s[1] + i1) * s[0] + i0] = host[((i0 * s[1] + i1) * s[2] + i2) * s[3] + i3];
-    gcr_tensor *base = h_tensor(ctx, dt, 4, rs, GCR_NCHW, b);
-    free(b);
-    gcr_tensor *v = gcr_permute(ctx, base, (int[]){3, 2, 1, 0});
-    gcr_tensor_free(base); /* the view keeps the storage */
-    return v;
-}
 
 typedef struct cfg {
     int N, C, H, W, O, KH, KW, sh, sw, ph, pw, dh, dw, groups, bias;
@@ -73,13 +54,13 @@ static void run_case(gcr_ctx *ctx, const cfg *c, gcr_dtype dt, int xl, int wl, u
 {
     char what[256];
     snprintf(what, sizeof what, "conv N%d C%d %dx%d O%d k%dx%d s%d,%d p%d,%d d%d,%d g%d b%d %s x:%s w:%s seed %llu", c->N, c->C,
-             c->H, c->W, c->O, c->KH, c->KW, c->sh, c->sw, c->ph, c->pw, c->dh, c->dw, c->groups, c->bias, dname(dt), lname[xl],
-             lname[wl], (unsigned long long)seed);
+             c->H, c->W, c->O, c->KH, c->KW, c->sh, c->sw, c->ph, c->pw, c->dh, c->dw, c->groups, c->bias, dname(dt), h_layout_name(xl),
+             h_layout_name(wl), (unsigned long long)seed);
     h_seed(seed);
     int64_t xs[4] = {c->N, c->C, c->H, c->W}, ws[4] = {c->O, c->C / c->groups, c->KH, c->KW}, bs[1] = {c->O};
     int64_t nx = xs[0] * xs[1] * xs[2] * xs[3], nw = ws[0] * ws[1] * ws[2] * ws[3];
     float *hx = h_randn(nx, -1, 1), *hw = h_randn(nw, -1, 1), *hb = h_randn(c->O, -1, 1);
-    gcr_tensor *x = make4(ctx, dt, xs, xl, hx), *w = make4(ctx, dt, ws, wl, hw);
+    gcr_tensor *x = h_view_unchecked(ctx, dt, 4, xs, xl, hx), *w = h_view_unchecked(ctx, dt, 4, ws, wl, hw);
     gcr_tensor *b = c->bias ? h_tensor(ctx, dt, 1, bs, GCR_NCHW, hb) : NULL;
     gcr_conv2d_params p = {{c->sh, c->sw}, {c->ph, c->pw}, {c->dh, c->dw}, c->groups};
     gcr_tensor *y = gcr_conv2d(ctx, x, w, b, &p);

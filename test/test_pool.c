@@ -4,27 +4,8 @@
  * propagation of max; parameter errors. */
 #include "harness.h"
 
-enum { L_DENSE, L_NHWC, L_PERM, L_COUNT };
-static const char *lname[] = {"dense", "nhwc", "permuted"};
-
-/* a 4-d tensor holding host (logical row-major) in layout l (L_PERM: reversed-shape base viewed
- * back through gcr_permute) */
-static gcr_tensor *make4(gcr_ctx *ctx, gcr_dtype dt, const int64_t *s, int l, const float *host)
-{
-    if (l == L_DENSE || l == L_NHWC) return h_tensor(ctx, dt, 4, s, l == L_NHWC ? GCR_NHWC : GCR_NCHW, host);
-    int64_t rs[4] = {s[3], s[2], s[1], s[0]}, n = s[0] * s[1] * s[2] * s[3];
-    float *b = malloc((size_t)n * sizeof *b);
-    for (int64_t i0 = 0; i0 < s[0]; i0++)
-        for (int64_t i1 = 0; i1 < s[1]; i1++)
-            for (int64_t i2 = 0; i2 < s[2]; i2++)
-                for (int64_t i3 = 0; i3 < s[3]; i3++)
-                    b[((i3 * s[2] + i2) * s[1] + i1) * s[0] + i0] = host[((i0 * s[1] + i1) * s[2] + i2) * s[3] + i3];
-    gcr_tensor *base = h_tensor(ctx, dt, 4, rs, GCR_NCHW, b);
-    free(b);
-    gcr_tensor *v = gcr_permute(ctx, base, (int[]){3, 2, 1, 0});
-    gcr_tensor_free(base);
-    return v;
-}
+/* the input layouts these tests use are h_view's first three */
+enum { L_DENSE = H_DENSE, L_NHWC = H_NHWC, L_PERM = H_PERMUTED, L_COUNT };
 
 /* PyTorch's pooled length: floor or ceil, and in ceil mode the last window must start inside the
  * input or the left padding */
@@ -92,11 +73,11 @@ static void run_pool(gcr_ctx *ctx, int is_max, const pcfg *c, gcr_dtype dt, int 
     char what[200];
     snprintf(what, sizeof what, "%s N%d C%d %dx%d k%dx%d s%d,%d p%d,%d d%d,%d ceil%d cip%d %s %s seed %llu",
              is_max ? "max" : "avg", c->N, c->C, c->H, c->W, c->kh, c->kw, c->sh, c->sw, c->ph, c->pw, c->dh, c->dw,
-             c->ceil, c->cip, gcr_dtype_name(dt), lname[l], (unsigned long long)seed);
+             c->ceil, c->cip, gcr_dtype_name(dt), h_layout_name(l), (unsigned long long)seed);
     h_seed(seed);
     int64_t s[4] = {c->N, c->C, c->H, c->W}, n = s[0] * s[1] * s[2] * s[3];
     float *hx = h_randn(n, -2, 2);
-    gcr_tensor *x = make4(ctx, dt, s, l, hx);
+    gcr_tensor *x = h_view_unchecked(ctx, dt, 4, s, l, hx);
     gcr_pool2d_params p = {{c->kh, c->kw}, {c->sh, c->sw}, {c->ph, c->pw}, {c->dh, c->dw}, c->ceil, c->cip};
     gcr_tensor *y = is_max ? gcr_max_pool2d(ctx, x, &p) : gcr_avg_pool2d(ctx, x, &p);
     if (CHECK(y != NULL, "%s: %s", what, gcr_ctx_error(ctx))) {
@@ -144,11 +125,11 @@ static void test_max_avg(void)
 static void run_adaptive(gcr_ctx *ctx, int N, int C, int H, int W, int OH, int OW, gcr_dtype dt, int l, uint64_t seed)
 {
     char what[160];
-    snprintf(what, sizeof what, "adaptive %dx%dx%dx%d -> %dx%d %s %s", N, C, H, W, OH, OW, gcr_dtype_name(dt), lname[l]);
+    snprintf(what, sizeof what, "adaptive %dx%dx%dx%d -> %dx%d %s %s", N, C, H, W, OH, OW, gcr_dtype_name(dt), h_layout_name(l));
     h_seed(seed);
     int64_t s[4] = {N, C, H, W};
     float *hx = h_randn((int64_t)N * C * H * W, -2, 2);
-    gcr_tensor *x = make4(ctx, dt, s, l, hx);
+    gcr_tensor *x = h_view_unchecked(ctx, dt, 4, s, l, hx);
     gcr_tensor *y = gcr_adaptive_avg_pool2d(ctx, x, OH, OW);
     if (CHECK(y != NULL, "%s: %s", what, gcr_ctx_error(ctx))) {
         CHECK(gcr_tensor_dim(y, 2) == OH && gcr_tensor_dim(y, 3) == OW, "%s: shape", what);
