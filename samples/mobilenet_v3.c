@@ -171,27 +171,6 @@ static float *read_file_tensor(gcr_ctx *ctx, const char *path, const char *name,
     return h;
 }
 
-/* max |a - ref| / max |ref| over n values: one figure for a whole logits batch, insensitive to
- * logits that happen to be near zero */
-static double rel_diff(const float *a, const float *ref, int64_t n)
-{
-    double d = 0, r = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double e = fabs((double)a[i] - ref[i]);
-        if (!(e <= d)) d = e; /* NaN propagates */
-        if (fabs(ref[i]) > r) r = fabs(ref[i]);
-    }
-    return r > 0 ? d / r : d;
-}
-
-static int argmax(const float *p, int n)
-{
-    int k = 0;
-    for (int i = 1; i < n; i++)
-        if (p[i] > p[k]) k = i;
-    return k;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -387,7 +366,7 @@ int main(int argc, char **argv)
         char buf[256] = "";
         for (int k = ref + 1; k < NMODES; k++) {
             if (!r[k].ran) continue;
-            double d = rel_diff(r[k].out, r[ref].out, nout);
+            double d = mnv3_rel_diff(r[k].out, r[ref].out, nout);
             if (!(d <= worst)) worst = d;
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s %.2g", buf[0] ? ", " : "", mode_key[k], d);
         }
@@ -409,10 +388,10 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < NMODES; k++) {
             if (!r[k].ran) continue;
-            double d = rel_diff(r[k].out, gold, nout);
+            double d = mnv3_rel_diff(r[k].out, gold, nout);
             int top1 = 1;
             for (int b = 0; b < o.batch; b++)
-                top1 &= argmax(r[k].out + b * m.classes, m.classes) == argmax(gold + b * m.classes, m.classes);
+                top1 &= mnv3_argmax(r[k].out + b * m.classes, m.classes) == mnv3_argmax(gold + b * m.classes, m.classes);
             int ok = d <= tol && (o.dtype == GCR_F32 || top1);
             printf("parity vs PyTorch (%s): %s: max rel err %.2g (limit %.0e), top-1 %s\n", o.check, mode_name[k], d,
                    tol, top1 ? "same" : "DIFFERS");

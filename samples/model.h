@@ -358,4 +358,28 @@ static gcr_tensor *mnv3_forward(gcr_ctx *ctx, mnv3_model *m, gcr_tensor *x)
     return y;
 }
 
+/* Comparing logits: both the sample and test/test_mobilenet.c judge a run this way. */
+
+/* max |a - ref| / max |ref| over n values: one figure for a whole logits batch, insensitive to
+ * logits that happen to be near zero */
+static double mnv3_rel_diff(const float *a, const float *ref, int64_t n)
+{
+    double d = 0, r = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - ref[i]);
+        if (!(e <= d)) d = e; /* NaN propagates */
+        if (fabs(ref[i]) > r) r = fabs(ref[i]);
+    }
+    return r > 0 ? d / r : d;
+}
+
+/* index of the largest of p[0..n) (the first on ties): the top-1 class */
+static int mnv3_argmax(const float *p, int n)
+{
+    int k = 0;
+    for (int i = 1; i < n; i++)
+        if (p[i] > p[k]) k = i;
+    return k;
+}
+
 #endif /* GCR_SAMPLE_MODEL_H */

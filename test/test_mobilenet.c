@@ -8,25 +8,6 @@
 #define GOLD_SMALL "test/data/mnv3_small_w050.safetensors" /* Small x0.5, 100 classes, [2,3,131,131] */
 #define GOLD_LARGE "test/data/mnv3_large_w035.safetensors" /* Large x0.35, 10 classes, [1,3,97,97] */
 
-static double rel_err(const float *a, const float *ref, int64_t n)
-{
-    double d = 0, r = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double e = fabs((double)a[i] - ref[i]);
-        if (!(e <= d)) d = e; /* NaN sticks */
-        if (fabs(ref[i]) > r) r = fabs(ref[i]);
-    }
-    return r > 0 ? d / r : d;
-}
-
-static int argmax(const float *p, int n)
-{
-    int k = 0;
-    for (int i = 1; i < n; i++)
-        if (p[i] > p[k]) k = i;
-    return k;
-}
-
 typedef struct {
     gcr_weights *w;
     float *x, *logits; /* host copies: [N,3,H,W], [N,classes] */
@@ -71,11 +52,11 @@ static void expect_parity(gcr_tensor *y, const float *ref, const golden *g, gcr_
     CHECK(gcr_tensor_ndim(y) == 2 && gcr_tensor_dim(y, 0) == g->n && gcr_tensor_dim(y, 1) == g->classes,
           "%s: logits shape", what);
     float *got = h_read(y);
-    double e = rel_err(got, ref, g->n * g->classes), tol = dt == GCR_F32 ? 1e-4 : 1e-2;
+    double e = mnv3_rel_diff(got, ref, g->n * g->classes), tol = dt == GCR_F32 ? 1e-4 : 1e-2;
     CHECK(e <= tol, "%s: max rel err %.3g > %.0e", what, e, tol);
     if (dt != GCR_F32)
         for (int64_t b = 0; b < g->n; b++)
-            CHECK(argmax(got + b * g->classes, (int)g->classes) == argmax(ref + b * g->classes, (int)g->classes),
+            CHECK(mnv3_argmax(got + b * g->classes, (int)g->classes) == mnv3_argmax(ref + b * g->classes, (int)g->classes),
                   "%s: top-1 of image %lld", what, (long long)b);
     free(got);
 }
@@ -134,7 +115,7 @@ static void parity(gcr_device dev, const char *path, mnv3_arch arch, double widt
             expect_parity(logits, g.logits, &g, dt, rwhat);
         } else if (CHECK(ref2 != NULL, "%s: eager reference on new data", rwhat)) {
             float *got = h_read(logits);
-            double e = rel_err(got, ref2, g.n * g.classes);
+            double e = mnv3_rel_diff(got, ref2, g.n * g.classes);
             CHECK(e <= (dt == GCR_F32 ? 1e-4 : 1e-2), "%s: replay on new data vs eager: rel err %.3g", rwhat, e);
             free(got);
         }
@@ -195,7 +176,7 @@ static void test_sensitivity(void)
     gcr_tensor *y = mnv3_forward(ctx, &m, x);
     if (CHECK(y != NULL, "random-init forward: %s", gcr_ctx_error(ctx))) {
         float *got = h_read(y);
-        double e = rel_err(got, g.logits, g.n * g.classes);
+        double e = mnv3_rel_diff(got, g.logits, g.n * g.classes);
         CHECK(e > 1e-2, "random weights must not match PyTorch's logits (rel err %.3g)", e);
         int finite = 1;
         for (int64_t i = 0; i < g.n * g.classes; i++) finite &= isfinite(got[i]);
