@@ -145,6 +145,21 @@ static __attribute__((unused)) gcr_tensor *h_rand_tensor(gcr_ctx *ctx, gcr_dtype
     return t;
 }
 
+/* the whole file at path as a NUL-terminated string (empty when it cannot be read in full), NULL
+ * when it cannot be opened; the caller frees it */
+static __attribute__((unused)) char *h_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
+    fclose(f);
+    return s;
+}
+
 /* Layouts a test input can take (h_view); each holds the same logical values:
  * H_DENSE row-major; H_NHWC channels-last (4-d only, else dense); H_PERMUTED a base of reversed
  * shape viewed back through gcr_permute (1-d and 0-d: dense); H_SLICED every other element of a

@@ -218,20 +218,6 @@ static void test_chain100(void)
     }
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
 /* GCR_PROFILE: the first run times every kernel (names carry the group); GCR_DUMP=source writes
  * the generated program */
 static void test_profile_and_dump(void)
@@ -263,14 +249,14 @@ static void test_profile_and_dump(void)
     OK(ctx, gcr_capture_end(ctx, &g));
     OK(ctx, gcr_graph_replay(g));
     gcr_graph_destroy(g);
-    char *j = slurp(prof);
+    char *j = h_slurp(prof);
     CHECK(j && strstr(j, "k0_add+clamp+mul+div"), "profile %s lacks the fused kernel: %s", prof, j ? j : "(none)");
     free(j);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "cat %s/cuda_*.cu > %s/all.txt 2>/dev/null", dir, dir);
     CHECK(system(cmd) == 0, "no source dump in %s", dir);
     snprintf(cmd, sizeof cmd, "%s/all.txt", dir);
-    char *src = slurp(cmd);
+    char *src = h_slurp(cmd);
     CHECK(src && strstr(src, "extern \"C\" __global__") && strstr(src, "gcr_k0_add_clamp_mul_div"),
           "source dump lacks the kernel");
     free(src);

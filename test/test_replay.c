@@ -216,19 +216,6 @@ static void test_guards_off(void)
     gcr_ctx_destroy(ctx);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
-    fclose(f);
-    return s;
-}
-
 /* GCR_DUMP / GCR_PROFILE through the knobs: files appear with the expected content */
 static void test_dumps_profile(void)
 {
@@ -258,11 +245,11 @@ static void test_dumps_profile(void)
     };
     for (int i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s/g1_v1_%s", dir, want[i].suffix);
-        char *txt = slurp(path);
+        char *txt = h_slurp(path);
         if (!txt) { /* serial numbers are per process: find the file of this graph by suffix */
             for (int k = 2; k < 64 && !txt; k++) {
                 snprintf(path, sizeof path, "%s/g%d_v1_%s", dir, k, want[i].suffix);
-                txt = slurp(path);
+                txt = h_slurp(path);
             }
         }
         CHECK(txt && strstr(txt, want[i].needle), "dump %s holds '%s'", want[i].suffix, want[i].needle);
@@ -270,7 +257,7 @@ static void test_dumps_profile(void)
         unlink(path);
     }
     rmdir(dir);
-    char *js = slurp(prof);
+    char *js = h_slurp(prof);
     cJSON *root = js ? cJSON_Parse(js) : NULL;
     cJSON *ev = root ? cJSON_GetObjectItem(root, "traceEvents") : NULL;
     CHECK(cJSON_IsArray(ev) && cJSON_GetArraySize(ev) == 4 * kernels, "profile: one event per kernel per run (%d)",
