@@ -53,6 +53,7 @@ bool gcr_meta_is_contiguous(const gcr_meta *m);
 bool gcr_meta_is_nhwc(const gcr_meta *m);            /* 4-d dense channels-last (and not also row-major) */
 bool gcr_meta_is_dense(const gcr_meta *m);           /* row-major or NHWC dense */
 bool gcr_meta_same_shape(const gcr_meta *a, const gcr_meta *b);
+bool gcr_meta_equal(const gcr_meta *a, const gcr_meta *b); /* same dtype, shape and strides */
 /* "f32[2,3,4]" with ":nhwc"/":strided" suffixes; returns buf */
 char *gcr_meta_str(const gcr_meta *m, char *buf, size_t n);
 /* Storage span of m, in elements: 1 + sum (shape-1)*stride (0 when numel is 0). */

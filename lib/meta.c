@@ -60,6 +60,14 @@ bool gcr_meta_same_shape(const gcr_meta *a, const gcr_meta *b)
     return true;
 }
 
+bool gcr_meta_equal(const gcr_meta *a, const gcr_meta *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d]) return false;
+    return true;
+}
+
 char *gcr_meta_str(const gcr_meta *m, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "%s[", gcr_dtype_name(m->dtype));

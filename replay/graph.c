@@ -33,14 +33,6 @@ static uint64_t sig_hash(const gcr_meta *m, int n)
     return h;
 }
 
-static bool meta_equal(const gcr_meta *a, const gcr_meta *b)
-{
-    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d]) return false;
-    return true;
-}
-
 static const gcr_executor *pick_executor(gcr_ctx *ctx)
 {
     /* testing only: GCR_TEST_EXECUTOR=generic runs the device-independent executor anywhere */
@@ -180,7 +172,7 @@ static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant *
         bool changed = false;
         for (int i = 0; i < g->n_inputs; i++) {
             v->sig[i] = sig[i];
-            if (!meta_equal(&v->ir->values[v->ir->inputs[i]].m, &sig[i])) changed = true;
+            if (!gcr_meta_equal(&v->ir->values[v->ir->inputs[i]].m, &sig[i])) changed = true;
         }
         v->key = sig_hash(sig, g->n_inputs);
         for (int i = 0; i < v->ir->n_nodes; i++) v->ir->nodes[i].nofuse = nofuse[i];
@@ -283,7 +275,7 @@ gcr_status gcr_graph_run(gcr_graph *g)
     else HASH_FIND(hh, g->variants, &key, sizeof key, v);
     if (v) {
         for (int i = 0; i < g->n_inputs && v; i++)
-            if (!meta_equal(&v->sig[i], &sig[i])) v = NULL; /* hash collision: treat as new */
+            if (!gcr_meta_equal(&v->sig[i], &sig[i])) v = NULL; /* hash collision: treat as new */
     }
     if (v) return variant_run(g, v);
     if (g->cur && !ctx->knobs.retrace) {

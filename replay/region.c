@@ -39,14 +39,6 @@ struct gcr_region {
     uint64_t clock;
 };
 
-static bool meta_equal(const gcr_meta *a, const gcr_meta *b)
-{
-    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d]) return false;
-    return true;
-}
-
 gcr_ir *gcr_region_open_trace(gcr_ctx *ctx) { return ctx->region ? ctx->region->open : NULL; }
 
 static gcr_status push_ptr(gcr_ctx *ctx, gcr_tensor ***arr, int *n, int *cap, gcr_tensor *t)
@@ -118,7 +110,7 @@ static bool node_matches(const gcr_ir *tr, int i, const gcr_call *c)
         }
         const gcr_value *x = &tr->values[v];
         if (x->kind == GCR_V_INPUT || x->kind == GCR_V_CONST) {
-            if (x->ext != t || !meta_equal(&x->m, &t->m)) return false;
+            if (x->ext != t || !gcr_meta_equal(&x->m, &t->m)) return false;
             if ((x->kind == GCR_V_CONST) != ((t->flags & GCR_TF_CONST) != 0)) return false;
         } else if (x->handle != t) {
             return false;
