@@ -145,6 +145,15 @@ static __attribute__((unused)) gcr_tensor *h_rand_tensor(gcr_ctx *ctx, gcr_dtype
     return t;
 }
 
+/* whether t exists and has exactly the nd dims s */
+static __attribute__((unused)) int h_shape_is(gcr_tensor *t, int nd, const int64_t *s)
+{
+    if (!t || gcr_tensor_ndim(t) != nd) return 0;
+    for (int d = 0; d < nd; d++)
+        if (gcr_tensor_dim(t, d) != s[d]) return 0;
+    return 1;
+}
+
 /* the whole file at path as a NUL-terminated string (empty when it cannot be read in full), NULL
  * when it cannot be opened; the caller frees it */
 static __attribute__((unused)) char *h_slurp(const char *path)

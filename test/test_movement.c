@@ -28,14 +28,6 @@ static int64_t ravel(int nd, const int64_t *s, const int64_t *idx)
     return o;
 }
 
-static int shape_is(gcr_tensor *t, int nd, const int64_t *s)
-{
-    if (!t || gcr_tensor_ndim(t) != nd) return 0;
-    for (int d = 0; d < nd; d++)
-        if (gcr_tensor_dim(t, d) != s[d]) return 0;
-    return 1;
-}
-
 static void test_reshape(void)
 {
     gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
@@ -43,7 +35,7 @@ static void test_reshape(void)
     float *host = h_randn(n, -1, 1);
     gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 3, s, GCR_NCHW, host);
     gcr_tensor *y = gcr_reshape(ctx, x, 2, (int64_t[]){-1, 7});
-    CHECK(shape_is(y, 2, (int64_t[]){15, 7}) && gcr_tensor_is_contiguous(y), "reshape -1: %s", gcr_ctx_error(ctx));
+    CHECK(h_shape_is(y, 2, (int64_t[]){15, 7}) && gcr_tensor_is_contiguous(y), "reshape -1: %s", gcr_ctx_error(ctx));
     float *got = h_read(y);
     CHECK(memcmp(got, host, n * 4) == 0, "reshape keeps row-major order");
     free(got);
@@ -62,7 +54,7 @@ static void test_reshape(void)
     /* reshape of a permuted tensor is a copy in logical order */
     gcr_tensor *p = h_view(ctx, GCR_F32, 3, s, H_PERMUTED, host);
     gcr_tensor *q = gcr_reshape(ctx, p, 3, (int64_t[]){7, -1, 3});
-    CHECK(shape_is(q, 3, (int64_t[]){7, 5, 3}), "reshape of permuted: %s", gcr_ctx_error(ctx));
+    CHECK(h_shape_is(q, 3, (int64_t[]){7, 5, 3}), "reshape of permuted: %s", gcr_ctx_error(ctx));
     got = h_read(q);
     CHECK(memcmp(got, host, n * 4) == 0, "reshape of permuted follows logical order");
     free(got);
@@ -77,7 +69,7 @@ static void test_reshape(void)
     CHECK(z0 && gcr_tensor_ndim(z0) == 0 && gcr_tensor_numel(z0) == 1, "reshape to 0-d");
     gcr_tensor *e = gcr_tensor_new(ctx, GCR_F32, 2, (int64_t[]){0, 4}, GCR_NCHW);
     gcr_tensor *e2 = gcr_reshape(ctx, e, 3, (int64_t[]){2, 0, 3});
-    CHECK(shape_is(e2, 3, (int64_t[]){2, 0, 3}), "reshape of empty");
+    CHECK(h_shape_is(e2, 3, (int64_t[]){2, 0, 3}), "reshape of empty");
     /* sliced (strided) source, every dtype: still a copy in logical order */
     int64_t sh[] = {4, 6};
     for (int dt = GCR_F32; dt <= GCR_BF16; dt++) {
@@ -104,7 +96,7 @@ static void test_flatten(void)
         for (int k = 0; k < 5; k++) {
             gcr_tensor *x = h_view(ctx, GCR_F32, 4, s, l, host);
             gcr_tensor *y = gcr_flatten(ctx, x, cases[k].a, cases[k].b);
-            CHECK(shape_is(y, cases[k].nd, cases[k].s), "flatten %d..%d %s: %s", cases[k].a, cases[k].b, h_layout_name(l),
+            CHECK(h_shape_is(y, cases[k].nd, cases[k].s), "flatten %d..%d %s: %s", cases[k].a, cases[k].b, h_layout_name(l),
                   gcr_ctx_error(ctx));
             float *got = h_read(y);
             CHECK(memcmp(got, host, n * 4) == 0, "flatten %d..%d %s values", cases[k].a, cases[k].b, h_layout_name(l));
@@ -130,7 +122,7 @@ static void test_permute(void)
                 gcr_tensor *y = gcr_permute(ctx, x, perms[k]);
                 int64_t ps[4];
                 for (int d = 0; d < 4; d++) ps[d] = s[perms[k][d]];
-                if (CHECK(shape_is(y, 4, ps), "permute: %s", gcr_ctx_error(ctx))) {
+                if (CHECK(h_shape_is(y, 4, ps), "permute: %s", gcr_ctx_error(ctx))) {
                     float *xv = h_read(x), *got = h_read(y);
                     int64_t bad = -1;
                     for (int64_t i = 0; i < n && bad < 0; i++) {
@@ -167,7 +159,7 @@ static void test_slice(void)
             int d = cases[k].dim < 0 ? cases[k].dim + 3 : cases[k].dim;
             int64_t ys[3] = {s[0], s[1], s[2]};
             ys[d] = cases[k].len;
-            if (CHECK(shape_is(y, 3, ys), "slice #%d %s: %s", k, h_layout_name(l), gcr_ctx_error(ctx))) {
+            if (CHECK(h_shape_is(y, 3, ys), "slice #%d %s: %s", k, h_layout_name(l), gcr_ctx_error(ctx))) {
                 int64_t start = cases[k].a < 0 ? cases[k].a + s[d] : cases[k].a;
                 if (start < 0) start = 0;
                 float *got = h_read(y);
@@ -188,7 +180,7 @@ static void test_slice(void)
     gcr_tensor *a = gcr_slice(ctx, x, 1, 1, 9, 2);      /* rows 1,3,5,7 */
     gcr_tensor *b = gcr_slice(ctx, a, 1, -3, 100, 1);   /* rows 3,5,7 */
     gcr_tensor *c = gcr_contiguous(ctx, b, GCR_NCHW);
-    CHECK(shape_is(c, 3, (int64_t[]){4, 3, 6}) && gcr_tensor_is_contiguous(c), "slice of slice");
+    CHECK(h_shape_is(c, 3, (int64_t[]){4, 3, 6}) && gcr_tensor_is_contiguous(c), "slice of slice");
     float *got = h_read(c);
     int ok = 1;
     for (int i = 0; i < 4; i++)
@@ -281,7 +273,7 @@ static void test_concat(void)
                 ys[a] = tot;
                 char what[96];
                 snprintf(what, sizeof what, "concat axis %d mix %d %s", axis, mix, gcr_dtype_name((gcr_dtype)dt));
-                if (CHECK(shape_is(y, 4, ys), "%s: %s", what, gcr_ctx_error(ctx))) {
+                if (CHECK(h_shape_is(y, 4, ys), "%s: %s", what, gcr_ctx_error(ctx))) {
                     if (mix == 1) CHECK(gcr_tensor_format(y) == GCR_NHWC, "%s: all-NHWC inputs give NHWC", what);
                     float *got = h_read(y), *ins[3];
                     for (int i = 0; i < 3; i++) ins[i] = h_read(xs[i]); /* rounded values */
@@ -307,12 +299,12 @@ static void test_concat(void)
     gcr_tensor *b = gcr_tensor_from_data(ctx, GCR_I64, 2, (int64_t[]){2, 2}, GCR_NCHW, v2);
     gcr_tensor *e = gcr_tensor_new(ctx, GCR_I64, 2, (int64_t[]){0, 2}, GCR_NCHW);
     gcr_tensor *y = gcr_concat(ctx, (gcr_tensor *[]){a, e, b}, 3, 0);
-    CHECK(shape_is(y, 2, (int64_t[]){3, 2}), "i64 concat: %s", gcr_ctx_error(ctx));
+    CHECK(h_shape_is(y, 2, (int64_t[]){3, 2}), "i64 concat: %s", gcr_ctx_error(ctx));
     CHECK_OK(ctx, gcr_tensor_to_host(y, out, 48));
     CHECK(out[0] == v1[0] && out[1] == -3 && out[2] == 7 && out[5] == 10, "i64 concat exact");
     gcr_tensor *one = gcr_concat(ctx, &b, 1, 1);
     CHECK_OK(ctx, gcr_tensor_to_host(one, out, 32));
-    CHECK(shape_is(one, 2, (int64_t[]){2, 2}) && out[3] == 10, "concat of one input");
+    CHECK(h_shape_is(one, 2, (int64_t[]){2, 2}) && out[3] == 10, "concat of one input");
     gcr_ctx_destroy(ctx);
 }
 
@@ -346,7 +338,7 @@ static void test_host_transfer(void)
     for (int i = 0; i < 12; i++) vals[i] = -1.0f - (float)i;
     gcr_tensor *b = gcr_tensor_from_data(ctx, GCR_F32, 2, bs, GCR_NCHW, base);
     gcr_tensor *v = gcr_slice(ctx, b, 1, 1, 9, 3); /* columns 1, 4, 7 */
-    CHECK(shape_is(v, 2, (int64_t[]){4, 3}), "slice view");
+    CHECK(h_shape_is(v, 2, (int64_t[]){4, 3}), "slice view");
     CHECK_OK(ctx, gcr_tensor_from_host(v, vals, 48));
     float all[36], vb[12];
     CHECK_OK(ctx, gcr_tensor_to_host(b, all, sizeof all));

@@ -48,14 +48,6 @@ static int64_t bidx(int64_t l, int ond, const int64_t *os, int ind, const int64_
     return off;
 }
 
-static int same_shape(gcr_tensor *t, int nd, const int64_t *s)
-{
-    if (!t || gcr_tensor_ndim(t) != nd) return 0;
-    for (int d = 0; d < nd; d++)
-        if (gcr_tensor_dim(t, d) != s[d]) return 0;
-    return 1;
-}
-
 /* ---------------------------------------------------------------- unary */
 
 static double r_neg(double x) { return -x; }
@@ -98,7 +90,7 @@ static void test_unary(void)
                     float *host = h_randn(n, UNARY[o].lo, UNARY[o].hi);
                     gcr_tensor *x = h_view(ctx, dt, nd, s, l, host);
                     gcr_tensor *y = UNARY[o].fn(ctx, x);
-                    if (!CHECK(same_shape(y, nd, s) && gcr_tensor_dtype(y) == dt, "%s %s %s: %s", UNARY[o].name,
+                    if (!CHECK(h_shape_is(y, nd, s) && gcr_tensor_dtype(y) == dt, "%s %s %s: %s", UNARY[o].name,
                                gcr_dtype_name(dt), h_layout_name(l), gcr_ctx_error(ctx))) {
                         gcr_ctx_clear_error(ctx);
                         free(host);
@@ -203,7 +195,7 @@ static void test_binary(void)
                         char what[160];
                         snprintf(what, sizeof what, "%s %s pair#%d %s x %s", BINARY[o].name, gcr_dtype_name(dt), pi,
                                  h_layout_name(la), h_layout_name(lb));
-                        if (CHECK(same_shape(y, no, so) && gcr_tensor_dtype(y) == dt, "%s: %s", what, gcr_ctx_error(ctx))) {
+                        if (CHECK(h_shape_is(y, no, so) && gcr_tensor_dtype(y) == dt, "%s: %s", what, gcr_ctx_error(ctx))) {
                             float *av = h_read(a), *bv = h_read(b), *got = h_read(y), *ref = malloc((size_t)(co + 1) * 4);
                             for (int64_t i = 0; i < co; i++)
                                 ref[i] = (float)BINARY[o].ref(av[bidx(i, no, so, na, sa)], bv[bidx(i, no, so, nb, sb)]);
@@ -242,7 +234,7 @@ static void test_scalar(void)
                         char what[128];
                         snprintf(what, sizeof what, "%s_scalar(%g) %s %s shape#%d", BINARY[o].name, s, gcr_dtype_name(dt),
                                  h_layout_name(l), si);
-                        if (CHECK(same_shape(y, nd, sh), "%s: %s", what, gcr_ctx_error(ctx))) {
+                        if (CHECK(h_shape_is(y, nd, sh), "%s: %s", what, gcr_ctx_error(ctx))) {
                             float *xv = h_read(x), *got = h_read(y), *ref = malloc((size_t)(n + 1) * 4);
                             for (int64_t i = 0; i < n; i++) ref[i] = (float)BINARY[o].ref(xv[i], s);
                             CHECK_CLOSE(got, ref, n, atol_of(dt), rtol_of(dt), what);
@@ -270,7 +262,7 @@ static void test_clamp(void)
                 float *host = h_randn(n, -3, 3);
                 gcr_tensor *x = h_view(ctx, dt, 4, s, l, host);
                 gcr_tensor *y = gcr_clamp(ctx, x, lims[k][0], lims[k][1]);
-                if (CHECK(same_shape(y, 4, s), "clamp: %s", gcr_ctx_error(ctx))) {
+                if (CHECK(h_shape_is(y, 4, s), "clamp: %s", gcr_ctx_error(ctx))) {
                     float *xv = h_read(x), *got = h_read(y), ref[210];
                     for (int64_t i = 0; i < n; i++)
                         ref[i] = xv[i] < lims[k][0] ? lims[k][0] : xv[i] > lims[k][1] ? lims[k][1] : xv[i];
@@ -312,7 +304,7 @@ static void test_batch_norm(void)
                         char what[128];
                         snprintf(what, sizeof what, "batch_norm %s shape#%d %s gamma=%d beta=%d params %s",
                                  gcr_dtype_name(dt), si, h_layout_name(l), opt & 1, opt >> 1, gcr_dtype_name(pdt));
-                        if (CHECK(same_shape(y, nd, s), "%s: %s", what, gcr_ctx_error(ctx))) {
+                        if (CHECK(h_shape_is(y, nd, s), "%s: %s", what, gcr_ctx_error(ctx))) {
                             float *xv = h_read(x), *mv = h_read(m), *vv = h_read(v);
                             float *gv = g ? h_read(g) : NULL, *bv = b ? h_read(b) : NULL;
                             float *got = h_read(y), *ref = malloc((size_t)n * 4);
@@ -355,7 +347,7 @@ static void test_composites(void)
                 for (int k = 0; k < 4; k++) {
                     char what[96];
                     snprintf(what, sizeof what, "%s %s %s", names[k], gcr_dtype_name(dt), h_layout_name(l));
-                    if (!CHECK(same_shape(ys[k], 4, s), "%s: %s", what, gcr_ctx_error(ctx))) continue;
+                    if (!CHECK(h_shape_is(ys[k], 4, s), "%s: %s", what, gcr_ctx_error(ctx))) continue;
                     float *got = h_read(ys[k]), ref[210];
                     for (int64_t i = 0; i < n; i++) {
                         float v = xv[i], t = rnd(dt, v + 3.0f);
@@ -398,7 +390,7 @@ static void test_softmax(void)
                     gcr_tensor *y = gcr_softmax(ctx, x, ax);
                     char what[128];
                     snprintf(what, sizeof what, "softmax axis %d %s shape#%d %s", ax, gcr_dtype_name(dt), si, h_layout_name(l));
-                    if (CHECK(same_shape(y, nd, s), "%s: %s", what, gcr_ctx_error(ctx))) {
+                    if (CHECK(h_shape_is(y, nd, s), "%s: %s", what, gcr_ctx_error(ctx))) {
                         float *xv = h_read(x), *got = h_read(y), *ref = malloc((size_t)n * 4);
                         int64_t len = s[a], inner = 1;
                         for (int d = a + 1; d < nd; d++) inner *= s[d];
@@ -495,7 +487,7 @@ static void test_cast(void)
                 gcr_tensor *y = gcr_cast(ctx, x, to);
                 char what[64];
                 snprintf(what, sizeof what, "cast %s->%s%s", gcr_dtype_name(ti), gcr_dtype_name(to), perm ? " permuted" : "");
-                if (CHECK(same_shape(y, 3, s) && gcr_tensor_dtype(y) == to, "%s: %s", what, gcr_ctx_error(ctx))) {
+                if (CHECK(h_shape_is(y, 3, s) && gcr_tensor_dtype(y) == to, "%s: %s", what, gcr_ctx_error(ctx))) {
                     void *dst = calloc((size_t)n, 8);
                     CHECK_OK(ctx, gcr_tensor_to_host(y, dst, (size_t)n * gcr_dtype_size(to)));
                     int64_t bad = -1;
@@ -545,7 +537,7 @@ static void test_long_rows(void)
             float *ha = h_randn(3003, -2, 2), *hb = h_randn(1001, -2, 2);
             gcr_tensor *a = h_view(ctx, dt, 2, s, l, ha), *b = h_view(ctx, dt, 1, s + 1, l, hb);
             gcr_tensor *y = gcr_mul(ctx, a, b);
-            if (CHECK(same_shape(y, 2, s), "long mul: %s", gcr_ctx_error(ctx))) {
+            if (CHECK(h_shape_is(y, 2, s), "long mul: %s", gcr_ctx_error(ctx))) {
                 float *av = h_read(a), *bv = h_read(b), *got = h_read(y), *ref = malloc(3003 * 4);
                 for (int64_t i = 0; i < 3003; i++) ref[i] = av[i] * bv[i % 1001];
                 CHECK_CLOSE(got, ref, 3003, atol_of(dt), rtol_of(dt), "long rows");
