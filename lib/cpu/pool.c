@@ -49,6 +49,17 @@ static double window_sum(const pool_geom *g, const float *xc, int64_t h0, int64_
     return s;
 }
 
+/* window o of an average pool along one axis of length in: [*lo, *hi) is its part inside the input;
+ * returns its length clipped to input + padding only (that axis's count_include_pad divisor) */
+static int64_t avg_window(int64_t o, int stride, int pad, int k, int64_t in, int64_t *lo, int64_t *hi)
+{
+    int64_t a = o * stride - pad;
+    int64_t b = a + k < in + pad ? a + k : in + pad;
+    *lo = a < 0 ? 0 : a;
+    *hi = b > in ? in : b;
+    return b - a;
+}
+
 /* PyTorch: the divisor with count_include_pad is the window clipped to input + padding (so a
  * ceil_mode window overhanging the right edge counts less), else the in-input element count */
 static void avg_pool(const pool_geom *g, const gcr_pool2d_params *p)
@@ -57,17 +68,9 @@ static void avg_pool(const pool_geom *g, const gcr_pool2d_params *p)
         for (int64_t c = 0; c < g->C; c++) {
             const float *xc = g->x.p + n * g->x.st[0] + c * g->x.st[1];
             for (int64_t oh = 0; oh < g->OH; oh++) {
-                int64_t h0 = oh * p->stride[0] - p->padding[0];
-                int64_t h1 = h0 + p->kernel[0] < g->H + p->padding[0] ? h0 + p->kernel[0] : g->H + p->padding[0];
-                int64_t ph = h1 - h0;
-                if (h0 < 0) h0 = 0;
-                if (h1 > g->H) h1 = g->H;
+                int64_t h0, h1, ph = avg_window(oh, p->stride[0], p->padding[0], p->kernel[0], g->H, &h0, &h1);
                 for (int64_t ow = 0; ow < g->OW; ow++) {
-                    int64_t w0 = ow * p->stride[1] - p->padding[1];
-                    int64_t w1 = w0 + p->kernel[1] < g->W + p->padding[1] ? w0 + p->kernel[1] : g->W + p->padding[1];
-                    int64_t pw = w1 - w0;
-                    if (w0 < 0) w0 = 0;
-                    if (w1 > g->W) w1 = g->W;
+                    int64_t w0, w1, pw = avg_window(ow, p->stride[1], p->padding[1], p->kernel[1], g->W, &w0, &w1);
                     int64_t div = p->count_include_pad ? ph * pw : (h1 - h0) * (w1 - w0);
                     double s = h1 > h0 && w1 > w0 ? window_sum(g, xc, h0, h1, w0, w1) : 0.0;
                     *out_at(g, n, c, oh, ow) = div > 0 ? (float)(s / (double)div) : 0.0f;
