@@ -95,6 +95,11 @@ typedef struct gcr_knobs {
     int log;               /* GCR_LOG: 0 silent, 1 progress lines for compiles (default), 2 verbose; stderr */
     const char *profile;   /* GCR_PROFILE: path of a Chrome-trace JSON of per-kernel timings */
     const char *cache_dir; /* GCR_CACHE_DIR: compiled kernels ("$XDG_CACHE_HOME/gcr" or ~/.cache/gcr) */
+    int tf32;              /* GCR_TF32: 1 runs f32 1x1 convs and GEMMs on TF32 tensor cores (sm_80+; inputs
+                              rounded to a 10-bit mantissa, f32 accumulate: ~1e-3 relative error, as
+                              PyTorch's default cudnn.allow_tf32 does for convs); 0 exact FP32 (default 0).
+                              Read when a kernel is chosen: eager calls from then on, graphs captured from
+                              then on */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

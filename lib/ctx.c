@@ -11,7 +11,7 @@ gcr_ctx_opts gcr_ctx_opts_default(void)
     memset(&o, 0, sizeof o);
     o.device = GCR_DEVICE_AUTO;
     o.knobs.fusion = o.knobs.graphs = o.knobs.horizontal = o.knobs.single_node = -1;
-    o.knobs.guards = o.knobs.retrace = o.knobs.graph_cache = o.knobs.log = -1;
+    o.knobs.guards = o.knobs.retrace = o.knobs.graph_cache = o.knobs.log = o.knobs.tf32 = -1;
     return o;
 }
 
@@ -61,6 +61,7 @@ static void knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
     k->graph_cache = env_int("GCR_GRAPH_CACHE", api->graph_cache, 8);
     if (k->graph_cache < 1) k->graph_cache = 1;
     k->log = env_int("GCR_LOG", api->log, 1);
+    k->tf32 = env_int("GCR_TF32", api->tf32, 0);
     k->skip_fuse = env_str("GCR_SKIP_FUSE", api->skip_fuse, NULL);
     k->dump = env_str("GCR_DUMP", api->dump, NULL);
     k->dump_dir = env_str("GCR_DUMP_DIR", api->dump_dir, "gcr_dump");
@@ -142,7 +143,7 @@ gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
     gcr_knobs *c = &ctx->knobs;
 #define SET_INT(f) if (k->f >= 0) c->f = k->f
     SET_INT(fusion); SET_INT(graphs); SET_INT(horizontal); SET_INT(single_node);
-    SET_INT(guards); SET_INT(retrace); SET_INT(log);
+    SET_INT(guards); SET_INT(retrace); SET_INT(log); SET_INT(tf32);
     if (k->graph_cache >= 1) c->graph_cache = k->graph_cache;
 #undef SET_INT
 #define SET_STR(f) if (k->f) { free((char *)c->f); c->f = strdup(k->f); }

@@ -75,7 +75,7 @@ static gcr_status compile_hooked(gcr_ctx *ctx, const gcr_ir *ir, int k, launch *
 {
     const gcr_kernel *K = &ir->kernels[k];
     gcr_cuda_hooks h = {L->cg.src, NULL, 0};
-    char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[K->node].op), anchor_dtype(ir, K), &h);
+    char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[K->node].op), anchor_dtype(ir, K), gcr_cuda_tf32(ctx), &h);
     GCR_CHECK(ctx, src, GCR_ERR_OOM, "replay: out of host memory");
     /* no names: the launcher fetches its kernel from the cached module at the first launch */
     gcr_status s = gcr_cuda_program(ctx, src, NULL, 0, NULL);
@@ -95,7 +95,8 @@ static gcr_status prefetch(gcr_ctx *ctx, const gcr_ir *ir, const cuda_state *st,
         const launch *L = &st->l[k];
         if (L->type != L_HOOKED) continue;
         gcr_cuda_hooks h = {L->cg.src, NULL, 0};
-        char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[ir->kernels[k].node].op), anchor_dtype(ir, &ir->kernels[k]), &h);
+        char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[ir->kernels[k].node].op), anchor_dtype(ir, &ir->kernels[k]),
+                                  gcr_cuda_tf32(ctx), &h);
         if (src) srcs[n++] = src;
     }
     gcr_status s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);

@@ -1,14 +1,15 @@
 /* test_cuda_dense.c — the GPU conv2d, matmul/linear and pooling kernels against the CPU backend on
  * the same random data: odd sizes, strides, padding, dilation, groups (depthwise too), 1x1, bias
  * on/off, NCHW / NHWC / permuted / sliced inputs, f32 (1e-4) and f16/bf16 (~1e-2); the batch
- * broadcasts of matmul; and the fusion hooks (prologue, epilogue, extra kernel parameters).
- * Skips where no GPU is present. */
+ * broadcasts of matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and the
+ * TF32 tile (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
 #include "harness.h"
 #ifdef GCR_HAVE_CUDA
 #include "cuda/dense.h"
 #endif
 
 static gcr_ctx *cpu, *gpu;
+static int tf32_on; /* gpu runs with knobs.tf32: f32 compares at TF32's tolerance */
 
 /* how an operand is laid out in memory; the logical values are the same in every case */
 enum lay { L_DENSE, L_NHWC, L_PERM, L_SLICE };
@@ -46,8 +47,11 @@ static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_
 
 static void tol(gcr_dtype dt, float *atol, float *rtol)
 {
-    *atol = dt == GCR_F32 ? 1e-4f : dt == GCR_F16 ? 1e-2f : 2e-2f;
-    *rtol = dt == GCR_F32 ? 1e-4f : dt == GCR_F16 ? 1e-2f : 2e-2f;
+    /* TF32 rounds operands to 11 significant bits (2^-11 relative each): on these [-1, 1) inputs
+     * with K <= 200 the error stays near 1e-3, while a wrong index or fragment is O(1) */
+    float f32 = tf32_on ? 1e-2f : 1e-4f;
+    *atol = dt == GCR_F32 ? f32 : dt == GCR_F16 ? 1e-2f : 2e-2f;
+    *rtol = dt == GCR_F32 ? f32 : dt == GCR_F16 ? 1e-2f : 2e-2f;
 }
 
 /* reads both results and compares them; frees nothing (scopes do) */
@@ -432,8 +436,72 @@ static void test_hooks(void)
     hooked_matmul(0);
     hooked_matmul(1);
 }
+
+/* One 1x1 NHWC conv of the same random data on the exact and the TF32 context: the TF32 result
+ * must differ from FP32's (else the tile did not run) and stay within TF32's error of it. */
+static void tf32_differs(gcr_ctx *exact, gcr_ctx *t32, const conv_case *k)
+{
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C, 1, 1}, nx = k->N * k->C * k->H * k->W;
+    float *hx = h_randn(nx, -1.0f, 1.0f), *hw = h_randn(k->O * k->C, -1.0f, 1.0f), *r[2] = {NULL, NULL};
+    gcr_ctx *cs[2] = {exact, t32};
+    gcr_conv2d_params p = {{1, 1}, {0, 0}, {1, 1}, 1};
+    for (int i = 0; i < 2; i++) {
+        uint64_t s = gcr_scope_begin(cs[i]);
+        gcr_tensor *x = h_tensor(cs[i], GCR_F32, 4, xs, GCR_NHWC, hx), *w = h_tensor(cs[i], GCR_F32, 4, ws, GCR_NCHW, hw);
+        gcr_tensor *y = gcr_conv2d(cs[i], x, w, NULL, &p);
+        if (CHECK(y, "tf32 conv: %s", gcr_ctx_error(cs[i]))) r[i] = h_read(y);
+        gcr_scope_end(cs[i], s);
+    }
+    if (r[0] && r[1]) {
+        int64_t n = k->N * k->O * k->H * k->W;
+        double d = 0, m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double e = fabs((double)r[1][i] - r[0][i]);
+            if (!(e <= d)) d = e;
+            if (fabs(r[0][i]) > m) m = fabs(r[0][i]);
+        }
+        CHECK(d > 1e-6 * m && d <= 1e-2 * m, "conv %dx%dx%dx%d O%d nhwc: TF32 differs from FP32 by %.3g (max |y| %.3g): "
+              "expected TF32 rounding, more than 1e-6 and at most 1e-2 relative", k->N, k->C, k->H, k->W, k->O, d, m);
+    }
+    free(hx);
+    free(hw);
+    free(r[0]);
+    free(r[1]);
+}
+
+/* knobs.tf32: f32 1x1 convs and linear layers with k-contiguous operands on the TF32 tile (plain
+ * and hooked); the other layouts and small problems keep the FP32 engines, so they pass too */
+static void test_tf32(void)
+{
+    gcr_ctx *exact = gpu, *t32 = h_ctx(GCR_DEVICE_CUDA);
+    if (!CHECK(t32, "a second CUDA context")) return;
+    gcr_knobs kn = gcr_ctx_opts_default().knobs;
+    kn.tf32 = 1;
+    CHECK_OK(t32, gcr_ctx_set_knobs(t32, &kn));
+    CHECK(gcr_ctx_knobs(t32)->tf32 == 1 && gcr_ctx_knobs(exact)->tf32 == 0, "tf32 is a per-context knob, off by default");
+    gpu = t32;
+    tf32_on = 1;
+    static const int tc_cases[] = {16, 17, 18, 0, 1, 15};
+    for (int i = 0; i < (int)(sizeof tc_cases / sizeof tc_cases[0]); i++) {
+        conv_one(&convs[tc_cases[i]], GCR_F32, L_NHWC);
+        conv_one(&convs[tc_cases[i]], GCR_F32, L_DENSE); /* NCHW: not TF32's layout, the FMA engine */
+    }
+    conv_one(&convs[5], GCR_F32, L_NHWC); /* depthwise: untouched by the knob */
+    int64_t x1[2] = {17000, 40}, x2[3] = {5, 3400, 24};
+    linear_one(2, x1, 72, 1, L_DENSE, GCR_F32); /* 133 row tiles of 128: 128-wide tc tile */
+    linear_one(3, x2, 40, 0, L_DENSE, GCR_F32);
+    hooked_conv_one(&convs[16], L_NHWC); /* prologue on landed 4-float chunks, epilogue */
+    hooked_conv_one(&convs[18], L_NHWC);
+    hooked_conv_one(&convs[17], L_NHWC);
+    tf32_differs(exact, t32, &convs[16]);
+    tf32_differs(exact, t32, &convs[18]);
+    tf32_on = 0;
+    gpu = exact;
+    gcr_ctx_destroy(t32);
+}
 #else
 static void test_hooks(void) {}
+static void test_tf32(void) {}
 #endif
 
 int main(void)
@@ -452,6 +520,7 @@ int main(void)
     RUN(test_linear);
     RUN(test_pool);
     RUN(test_hooks);
+    RUN(test_tf32);
     gcr_ctx_destroy(cpu);
     gcr_ctx_destroy(gpu);
     return h_finish();

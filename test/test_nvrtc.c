@@ -34,6 +34,8 @@ static void test_embedded_sources(void)
         CHECK(gcr_cuda_embedded(gcr_embedded_srcs[i].name) == gcr_embedded_srcs[i].text, "lookup by name");
     }
     CHECK(n >= 4, "at least common, pointwise, reduce and movement are embedded (%d)", n);
+    /* the TF32 tiles exist only in f32 conv programs of contexts that ask for them (knobs.tf32) */
+    for (int a = 0; a < 2; a++) compiles("#define GCR_TF32 1\n#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n", archs[a], "conv.cuh f32 + TF32");
     CHECK(gcr_cuda_embedded("pointwise.cuh") && gcr_cuda_embedded("reduce.cuh") && gcr_cuda_embedded("movement.cuh"),
           "the eager kernel sources are embedded");
     CHECK(gcr_cuda_embedded("nope.cuh") == NULL, "unknown name");

@@ -18,7 +18,8 @@
 #endif
 
 /* The streaming tensor-core tile (kernels/gemm_tc.cuh) for f16/bf16 1x1 convs and GEMMs with
- * 16-byte operand chunks and enough 128-row tiles to fill the device. */
+ * 16-byte operand chunks and enough 128-row tiles to fill the device; for f32 ones in the
+ * k-contiguous layout too when knobs.tf32 asks for TF32. */
 #ifndef GCR_DENSE_TC
 #define GCR_DENSE_TC 1
 #endif
@@ -42,30 +43,36 @@ typedef struct dw_args {
 
 static const char *dt_suffix(gcr_dtype dt) { return dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32"; }
 
-char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, const gcr_cuda_hooks *h)
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h)
 {
     const char *defs = h && h->defs ? h->defs : "";
-    size_t n = strlen(defs) + strlen(file) + 96;
+    /* the TF32 tiles are instantiated only where they can be picked: an f32 program of a context
+     * whose knobs ask for them (every other program text, and so its cache key, is unchanged) */
+    const char *t = tf32 && dt == GCR_F32 && !strcmp(file, "conv.cuh") ? "#define GCR_TF32 1\n" : "";
+    size_t n = strlen(defs) + strlen(t) + strlen(file) + 96;
     char *s = malloc(n);
-    if (s) snprintf(s, n, "%s\n#define GCR_DTYPE_ONLY %d\n#include \"%s\"\n", defs, (int)dt, file);
+    if (s) snprintf(s, n, "%s\n%s#define GCR_DTYPE_ONLY %d\n#include \"%s\"\n", defs, t, (int)dt, file);
     return s;
 }
+
+int gcr_cuda_tf32(gcr_ctx *ctx) { return ctx->knobs.tf32 > 0 && gcr_cuda_arch(ctx) >= 80; }
 
 /* the kernel named name of file's program for dt, with hooks h */
 static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
                              gcr_cuda_fn **k)
 {
-    /* eager programs: static text, so no allocation on the hot path */
-    static const char *const eager[2][3] = {
+    /* eager programs: static text, so no allocation on the hot path; conv.cuh f32 with TF32 last */
+    static const char *const eager[2][4] = {
         {"#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n", "#define GCR_DTYPE_ONLY 1\n#include \"conv.cuh\"\n",
-         "#define GCR_DTYPE_ONLY 2\n#include \"conv.cuh\"\n"},
+         "#define GCR_DTYPE_ONLY 2\n#include \"conv.cuh\"\n",
+         "#define GCR_TF32 1\n#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n"},
         {"#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n", "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
-         "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"}};
+         "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n", NULL}};
     GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype %s not supported", name,
               gcr_dtype_name(dt));
-    if (!h || !h->defs || !h->defs[0])
-        return gcr_cuda_program(ctx, eager[strcmp(file, "conv.cuh") != 0][dt], &name, 1, k);
-    char *src = gcr_cuda_dense_source(file, dt, h);
+    int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx);
+    if (!h || !h->defs || !h->defs[0]) return gcr_cuda_program(ctx, eager[pool][tf32 ? 3 : dt], &name, 1, k);
+    char *src = gcr_cuda_dense_source(file, dt, tf32, h);
     GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
     gcr_status s = gcr_cuda_program(ctx, src, &name, 1, k);
     free(src);
@@ -95,7 +102,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     GCR_CHECK(ctx, a->M < (1LL << 31) && a->N < (1LL << 31) && a->K < (1LL << 31) && z <= 65535 && a->nz <= 4,
               GCR_ERR_UNSUPPORTED, "cuda dense: problem %lldx%lldx%lld with %lld batches exceeds the kernel's index range",
               (long long)a->M, (long long)a->N, (long long)a->K, (long long)z);
-    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80;
+    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80, tf32 = dt == GCR_F32 && gcr_cuda_tf32(ctx);
     int64_t sms = gcr_cuda_sm_count(ctx);
     /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
      * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
@@ -118,7 +125,8 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
                 a->xs[1] % 8 == 0 && a->xs[0] % 8 == 0 && za_ok && (uintptr_t)x % 16 == 0;
     /* else any 1x1 no-padding layout: A element by element (AT 2) */
     int a_elem = a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0;
-    int at = !GCR_DENSE_TC || !tc || !v.vec_b ? -1 : v.vec_a ? 0 : a_pix ? 1 : a_elem ? 2 : -1;
+    /* TF32: the k-contiguous layout (AT 0) only; its 16-byte chunks are 4 floats (vec_a/vec_b) */
+    int at = !GCR_DENSE_TC || !(tc || tf32) || !v.vec_b ? -1 : v.vec_a ? 0 : !tc ? -1 : a_pix ? 1 : a_elem ? 2 : -1;
     int64_t tbn = a->N <= 32 ? 32 : a->N <= 64 ? 64 : 128;
     int64_t trows = (a->M + 127) / 128, ttiles = trows * ((a->N + tbn - 1) / tbn) * z;
     if (tbn == 128 && ttiles < sms) {
@@ -141,7 +149,8 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
         gy = 1;
         threads = 256;
     } else if (at >= 0 && a->M > 8 && ttiles >= sms) {
-        snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", (int)tbn, at == 2 ? "e" : at ? "n" : "", dt_suffix(dt));
+        snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", (int)tbn, at == 2 ? "e" : at ? "n" : "",
+                 tf32 ? "tf32" : dt_suffix(dt));
         gx = (unsigned)trows;
         gy = (unsigned)((a->N + tbn - 1) / tbn);
         threads = 256;

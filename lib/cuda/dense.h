@@ -41,7 +41,11 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
                               void *out, const void *bias, const gcr_cuda_hooks *h);
 
 /* Program text for dtype dt of kernel file "conv.cuh" or "pool.cuh" with hooks h (may be NULL),
- * malloc'ed (NULL when out of memory). */
-char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, const gcr_cuda_hooks *h);
+ * malloc'ed (NULL when out of memory). tf32: also instantiate the TF32 tiles (f32 only; pass
+ * gcr_cuda_tf32(ctx) so the text, and so the module cache key, is the one the launcher asks for). */
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h);
+
+/* Whether f32 1x1 convs / GEMMs may run on TF32 tensor cores: knobs.tf32 and an sm_80+ device. */
+int gcr_cuda_tf32(gcr_ctx *ctx);
 
 #endif

@@ -73,7 +73,7 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     if (!h || !h->defs || !h->defs[0]) {
         GCR_TRY(gcr_cuda_program(ctx, eager[dt], &nm, 1, &k));
     } else {
-        char *src = gcr_cuda_dense_source("pool.cuh", dt, h);
+        char *src = gcr_cuda_dense_source("pool.cuh", dt, 0, h);
         GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
         gcr_status s = gcr_cuda_program(ctx, src, &nm, 1, &k);
         free(src);

@@ -19,16 +19,49 @@
  *   inputs coalesce), the next tile's loads in flight during this tile's math, stored [k][m].
  *   B is always w[col*ws[0] + k] by cp.async.
  * The host (lib/cuda/conv.c) checks every alignment and layout condition before picking these.
- * Kernels: gcr_dense_tc{128,64,32}[n|e]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2. */
+ * TF32 (f32 operands, AT 0 only, opt-in: knobs.tf32): the same tile in bytes. A 16-byte chunk is 4
+ * floats instead of 8 halves, so BK is 16 elements instead of 32 and each k step of an mma is 8
+ * (m16n8k8.tf32) instead of 16; the ldmatrix addresses, fragment registers and accumulator layout
+ * are byte-for-byte those of the 16-bit tile (a 32-bit element is a pair of b16 lanes), so one body
+ * serves both. Operands are rounded to TF32 (cvt.rna) after ldmatrix, as cuBLAS/cuDNN do.
+ * Kernels: gcr_dense_tc{128,64,32}[n|e]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2;
+ * gcr_dense_tc{128,64,32}_tf32 (f32 programs built with GCR_TF32 defined). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
 #include "gemm.cuh"
 
-/* 8 warps as WM x WN; BK 32; ST stages of shared operand tiles */
+/* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats); ST stages of shared
+ * operand tiles */
 template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_> struct gcr_tc_cfg {
-    enum { BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, ST = ST_, AT = AT_, THREADS = 256 };
+    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, THREADS = 256 };
 };
+
+/* shared-memory element of the tile: the operand's bits (16-bit types) or a float (TF32) */
+template <typename T> struct gcr_tc_elem { typedef unsigned short t; };
+template <> struct gcr_tc_elem<float> { typedef float t; };
+
+/* a 16-byte chunk of A through the prologue: 8 halves or 4 floats, element j is channel c + j */
+template <typename T, class Pro> __device__ __forceinline__ uint4 gcr_tc_pro_chunk(uint4 q, Pro &pro, int n, int c)
+{
+    if constexpr (sizeof(typename gcr_tc_elem<T>::t) == 4) {
+        union { uint4 q; float f[4]; } u;
+        u.q = q;
+#pragma unroll
+        for (int j = 0; j < 4; j++) u.f[j] = pro(u.f[j], n, c + j);
+        return u.q;
+    } else {
+        return gcr_dn_pro8<T>(q, pro, n, c);
+    }
+}
+
+/* round a register's float to TF32 (nearest, ties away), as the mma's operand */
+__device__ __forceinline__ unsigned gcr_tc_tf32(unsigned v)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(v)));
+    return r;
+}
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 0> gcr_cfg_tc128;  /* warp tile 64x32 */
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0> gcr_cfg_tc64;    /* 32x32 */
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0> gcr_cfg_tc32;    /* 32x16 */
@@ -52,18 +85,22 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                                              Pro &pro, Epi &epi)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, ST = CFG::ST, AT = CFG::AT, NT = CFG::THREADS };
+    typedef typename gcr_tc_elem<T>::t E;
+    enum { TF32 = sizeof(E) == 4, EPC = 16 / (int)sizeof(E) }; /* EPC: elements per 16-byte chunk */
+    static_assert(!TF32 || CFG::AT == 0, "the TF32 tile has the k-contiguous A layout only");
+    enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK_BYTES / (int)sizeof(E), ST = CFG::ST, AT = CFG::AT, NT = CFG::THREADS };
+    enum { KS = TF32 ? 8 : 16 }; /* k per mma */
     enum { TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
-    /* shared tiles (halves): A [m][k] (AT 0) or [k][m] (AT 1), B [n][k]; the pads keep the 8 row
+    /* shared tiles: A [m][k] (AT 0) or [k][m] (AT 1), B [n][k]; the one-chunk pads keep the 8 row
      * addresses of each ldmatrix on distinct banks */
-    enum { LDA = AT ? BM + 8 : BK + 8, A_ROWS = AT ? BK : BM, LDB = BK + 8 };
-    enum { A_CH = BM * BK / 8, B_CH = BN * BK / 8, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
+    enum { LDA = AT ? BM + EPC : BK + EPC, A_ROWS = AT ? BK : BM, LDB = BK + EPC };
+    enum { A_CH = BM * BK / EPC, B_CH = BN * BK / EPC, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
     enum { NE = BM * BK / NT, KE = NT / BM }; /* AT 2: elements per thread, k step between them */
     enum { LDC = BN + 1 };
     static_assert(NI % 2 == 0 && A_CH % NT == 0, "tile shape");
     struct stage {
-        unsigned short a[A_ROWS][LDA];
-        unsigned short b[BN][LDB];
+        E a[A_ROWS][LDA];
+        E b[BN][LDB];
     };
     static_assert(sizeof(stage) * ST >= sizeof(float) * TWM * LDC, "epilogue chunk must fit the operand stages");
     __shared__ __align__(16) unsigned char raw[sizeof(stage) * ST];
@@ -117,8 +154,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             la[i] = mc;
             na[i] = r < M ? n : -1;
             pa[i] = x + (r < M ? n * p.xs[0] + pix + kl * p.xs[1] : 0);
-        } else { /* chunk = 8 k of one row */
-            int rl = e / (BK / 8), kl = (e % (BK / 8)) * 8, r = r0 + rl;
+        } else { /* chunk = EPC k of one row */
+            int rl = e / (BK / EPC), kl = (e % (BK / EPC)) * EPC, r = r0 + rl;
             long long off = 0;
             if (r < M) {
                 int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
@@ -137,7 +174,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     bool okb[NCB];
 #pragma unroll
     for (int i = 0; i < NCB; i++) {
-        int e = t + i * NT, cl = e / (BK / 8), kl = (e % (BK / 8)) * 8;
+        int e = t + i * NT, cl = e / (BK / EPC), kl = (e % (BK / EPC)) * EPC;
         okb[i] = e < B_CH && c0 + cl < N;
         kb[i] = kl;
         pb[i] = w + (okb[i] ? (long long)(c0 + cl) * p.ws[0] + kl : 0);
@@ -146,6 +183,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 
     unsigned short ea[AT == 2 ? NE : 1]; /* AT 2: the next tile's A elements, in flight */
     auto eload = [&](int kt) {
+        if constexpr (AT == 2) {
 #pragma unroll
         for (int j = 0; j < NE; j++) {
             const int k = kt * BK + ka[0] + j * KE;
@@ -160,11 +198,14 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             }
             ea[j] = v;
         }
+        }
     };
     auto estore = [&](int kt) {
+        if constexpr (AT == 2) {
         stage &s = sg[kt % ST];
 #pragma unroll
         for (int j = 0; j < NE; j++) s.a[ka[0] + j * KE][la[0]] = ea[j];
+        }
     };
     auto issue = [&](int kt) {
         stage &s = sg[kt % ST];
@@ -180,7 +221,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             int e = t + i * NT;
             if (e < B_CH) {
                 bool ok = okb[i] && k0 + kb[i] < K;
-                gcr_tc_cp16(&s.b[e / (BK / 8)][kb[i]], ok ? (const void *)(pb[i] + k0) : (const void *)w, ok);
+                gcr_tc_cp16(&s.b[e / (BK / EPC)][kb[i]], ok ? (const void *)(pb[i] + k0) : (const void *)w, ok);
             }
         }
     };
@@ -191,7 +232,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 #pragma unroll
         for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
             if (na[i] < 0 || k0 + ka[i] >= K) continue;
-            if (AT) { /* 8 pixels of one channel */
+            if constexpr (AT != 0) { /* 8 pixels of one channel */
                 union { uint4 q; T h[8]; } u;
                 u.q = *(uint4 *)&s.a[ka[i]][la[i]];
                 const int c = k0 + ka[i] + zc, n = na[i] + zn;
@@ -200,7 +241,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                 *(uint4 *)&s.a[ka[i]][la[i]] = u.q;
             } else {
                 uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
-                *q = gcr_dn_pro8<T>(*q, pro, na[i] + zn, k0 + ka[i] + zc);
+                *q = gcr_tc_pro_chunk<T>(*q, pro, na[i] + zn, k0 + ka[i] + zc);
             }
         }
     };
@@ -239,20 +280,20 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         }
         const stage &s = sg[kt % ST];
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
+        for (int kk = 0; kk < BK; kk += KS) {
             unsigned a[MI][4], b[NI][2];
 #pragma unroll
             for (int i = 0; i < MI; i++) {
                 const int m0 = wr + i * 16;
                 const void *ad;
-                if (AT) {
+                if constexpr (AT != 0) {
                     const int mi = lane >> 3;
                     ad = &s.a[kk + (lane & 7) + (mi >> 1) * 8][m0 + (mi & 1) * 8];
                     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                                  : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
                                  : "r"(gcr_tc_smem(ad)));
                 } else {
-                    ad = &s.a[m0 + (lane & 15)][kk + (lane >> 4) * 8];
+                    ad = &s.a[m0 + (lane & 15)][kk + (lane >> 4) * EPC];
                     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                                  : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
                                  : "r"(gcr_tc_smem(ad)));
@@ -261,16 +302,32 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 #pragma unroll
             for (int j = 0; j < NI; j += 2) {
                 const int mi = lane >> 3;
-                const void *bd = &s.b[wc + j * 8 + (lane & 7) + (mi >> 1) * 8][kk + (mi & 1) * 8];
+                const void *bd = &s.b[wc + j * 8 + (lane & 7) + (mi >> 1) * 8][kk + (mi & 1) * EPC];
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                              : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j + 1][0]), "=r"(b[j + 1][1])
                              : "r"(gcr_tc_smem(bd)));
+            }
+            if constexpr (TF32) {
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) a[i][q] = gcr_tc_tf32(a[i][q]);
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    b[j][0] = gcr_tc_tf32(b[j][0]);
+                    b[j][1] = gcr_tc_tf32(b[j][1]);
+                }
             }
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
                 for (int j = 0; j < NI; j++) {
-                    if (gcr_dn_is_bf16<T>::v)
+                    if constexpr (TF32)
+                        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                                     "{%8,%9}, {%0,%1,%2,%3};"
+                                     : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                                     : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+                    else if (gcr_dn_is_bf16<T>::v)
                         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                                      "{%8,%9}, {%0,%1,%2,%3};"
                                      : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
@@ -354,5 +411,10 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_bf16, gcr_dn_bf16, gcr_cfg_tc32n)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_bf16, gcr_dn_bf16, gcr_cfg_tc128e)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_bf16, gcr_dn_bf16, gcr_cfg_tc64e)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_bf16, gcr_dn_bf16, gcr_cfg_tc32e)
+#endif
+#if defined(GCR_TF32) && (!defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128_tf32, float, gcr_cfg_tc128)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64_tf32, float, gcr_cfg_tc64)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32_tf32, float, gcr_cfg_tc32)
 #endif
 #endif
