@@ -6,10 +6,20 @@
 # empty and a warm GCR_CACHE_DIR. Writes a markdown table (GPU, date, command) to
 # $RESULTS/mobilenet-<date>.md plus the raw log and JSON lines beside it.
 #
+# f32 math, compared like with like: gcr's f32 is exact FP32 unless GCR_TF32=1 (1x1 convs and GEMMs
+# on TF32 tensor cores); PyTorch's default runs f32 convs in TF32 (cudnn.allow_tf32). So f32 runs gcr
+# both ways (engines gcr-<mode> and gcr-<mode>-tf32) and PyTorch both ways (torch-* with its default
+# flags, torch-*-fp32 with TF32 off); every JSON line says its "math" (fp32, tf32, tf32-conv, f16)
+# and the table's ratios pair fp32 with fp32 and TF32 with TF32.
+#
 # usage: bench/mobilenet.sh                     (from anywhere; runs from the repository root)
 # knobs (environment): BATCHES="1 8 32 128"  DTYPES="f32 f16"  LAYOUT=nchw  ITERS=200
 #   GCR=1 (0 skips the gcr runs)  TORCH=1 (0 skips PyTorch)  TORCH_MODES=eager,graph,ro
 #   COLD=1 (0 skips cold start)  COLD_DTYPES="f32" (cold start per dtype; an empty cache compiles everything)
+#   GCR_TF32_RUNS=1 (0: f32 gcr in exact FP32 only)  GCR_TF32_MODES=graph (modes of the TF32 run, e.g. fused,graph)
+#   TORCH_TF32=both (torch_side_by_side.py --tf32: default | 0 | 1 | both)
+#   PROFILE=0 (1: per-kernel profile of the replay at batch 1 and the largest batch, per dtype and math,
+#     summarised by bench/profile_top.py)  PROFILE_BATCHES="1 <largest>"  PROFILE_ITERS=10  PROFILE_TOP=15
 #   BUILD=build  RESULTS=bench/results  MAKEFLAGS_J=-j8  DEVICE=cuda (cpu: a smoke test of this script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +33,13 @@ TORCH_MODES=${TORCH_MODES:-eager,graph,ro}
 GCR=${GCR:-1}
 COLD=${COLD:-$GCR}
 COLD_DTYPES=${COLD_DTYPES:-${DTYPES%% *}}
+GCR_TF32_RUNS=${GCR_TF32_RUNS:-1}
+GCR_TF32_MODES=${GCR_TF32_MODES:-graph}
+TORCH_TF32=${TORCH_TF32:-both}
+PROFILE=${PROFILE:-0}
+PROFILE_BATCHES=${PROFILE_BATCHES:-$(printf '%s\n' 1 $BATCHES | sort -nu | sed -n '1p;$p' | sort -nu | tr '\n' ' ')}
+PROFILE_ITERS=${PROFILE_ITERS:-10}
+PROFILE_TOP=${PROFILE_TOP:-15}
 BUILD=${BUILD:-build}
 RESULTS=${RESULTS:-bench/results}
 J=${MAKEFLAGS_J:--j8}
@@ -31,8 +48,13 @@ mkdir -p "$RESULTS"
 LOG="$RESULTS/mobilenet-$STAMP.log"
 JSONL="$RESULTS/mobilenet-$STAMP.jsonl"
 MD="$RESULTS/mobilenet-$STAMP.md"
-CMD="BATCHES=\"$BATCHES\" DTYPES=\"$DTYPES\" LAYOUT=$LAYOUT ITERS=$ITERS GCR=$GCR TORCH=$TORCH TORCH_MODES=$TORCH_MODES COLD=$COLD COLD_DTYPES=\"$COLD_DTYPES\" bench/mobilenet.sh"
+PROF_MD="$RESULTS/.profile-$STAMP.md"
+RUN="$RESULTS/.run.txt"
+CMD="BATCHES=\"$BATCHES\" DTYPES=\"$DTYPES\" LAYOUT=$LAYOUT ITERS=$ITERS GCR=$GCR GCR_TF32_RUNS=$GCR_TF32_RUNS GCR_TF32_MODES=$GCR_TF32_MODES TORCH=$TORCH TORCH_MODES=$TORCH_MODES TORCH_TF32=$TORCH_TF32 COLD=$COLD COLD_DTYPES=\"$COLD_DTYPES\" PROFILE=$PROFILE"
+[ "$PROFILE" = 1 ] && CMD="$CMD PROFILE_BATCHES=\"${PROFILE_BATCHES% }\" PROFILE_ITERS=$PROFILE_ITERS"
+CMD="$CMD bench/mobilenet.sh"
 : > "$JSONL"
+: > "$PROF_MD"
 
 make $J BUILD="$BUILD" "$BUILD/bin/mobilenet_v3" > "$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
 BIN="$BUILD/bin/mobilenet_v3"
@@ -40,26 +62,74 @@ GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 [ -n "$GPU" ] || GPU="(no nvidia-smi)"
 echo "# $CMD on $GPU" | tee -a "$LOG"
 
-# gcr: one process per (dtype, batch); its cache warms after the first, cold start is measured below
+# the gcr math variants of a dtype: f32 exact FP32, and with GCR_TF32_RUNS=1 also TF32; f16 is f16
+gcr_maths() { if [ "$1" = f32 ]; then [ "$GCR_TF32_RUNS" = 1 ] && echo "fp32 tf32" || echo fp32; else echo "$1"; fi; }
+# the engine-name suffix of a gcr math variant: gcr-<mode>-tf32 for TF32, plain gcr-<mode> otherwise
+gcr_suffix() { [ "$1" != tf32 ] || echo -tf32; }
+
+# run_gcr MATH DTYPE BATCH [mobilenet_v3 args...]: one mobilenet_v3 process into $RUN (the log gets
+# it too). GCR_TF32 is always set, to 0 outside the tf32 variant, so that a GCR_TF32=1 in the
+# caller's environment cannot turn the fp32 rows into TF32 ones. Returns 1 if the process failed.
+run_gcr() {
+  local math=$1 dt=$2 b=$3 tf=0
+  shift 3
+  [ "$math" != tf32 ] || tf=1
+  GCR_TF32=$tf "$BIN" --model large --batch "$b" --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" "$@" \
+    > "$RUN" 2>&1 || { cat "$RUN" >> "$LOG"; tail -20 "$RUN"; echo "gcr run failed ($math $dt b$b)"; return 1; }
+  cat "$RUN" >> "$LOG"
+}
+
+# gcr: one process per (dtype, batch, math); its cache warms after the first, cold start is measured
+# below. The RESULT lines get "math" and, for TF32, engine gcr-<mode>-tf32.
 for dt in $DTYPES; do
   [ "$GCR" = 1 ] || break
   for b in $BATCHES; do
-    echo "== gcr large $dt batch $b" | tee -a "$LOG"
-    "$BIN" --model large --batch "$b" --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" --iters "$ITERS" --warmup 20 \
-      > "$RESULTS/.run.txt" 2>&1 || { cat "$RESULTS/.run.txt" >> "$LOG"; tail -20 "$RESULTS/.run.txt"; echo "gcr run failed"; continue; }
-    cat "$RESULTS/.run.txt" >> "$LOG"
-    grep -v '^RESULT' "$RESULTS/.run.txt" | grep -E 'mode|eager|captured|agree|DISAGREE' || true
-    sed -n 's/^RESULT //p' "$RESULTS/.run.txt" >> "$JSONL"
+    for math in $(gcr_maths "$dt"); do
+      echo "== gcr large $dt batch $b math $math" | tee -a "$LOG"
+      sfx=$(gcr_suffix "$math") modes=eager,fused,graph
+      [ -z "$sfx" ] || modes=$GCR_TF32_MODES
+      run_gcr "$math" "$dt" "$b" --modes "$modes" --iters "$ITERS" --warmup 20 || continue
+      grep -v '^RESULT' "$RUN" | grep -E 'mode|eager|captured|agree|DISAGREE' || true
+      sed -n 's/^RESULT {"engine":"\(gcr-[a-z]*\)"/{"engine":"\1'"$sfx"'","math":"'"$math"'"/p' "$RUN" >> "$JSONL"
+    done
   done
 done
-rm -f "$RESULTS/.run.txt"
+
+# profile: the replay's kernels at batch 1 and the largest batch, per dtype and math. A profiled run
+# launches plainly, each kernel between two events (replay/cuda_exec.c), so short kernels carry
+# launch gaps; the unprofiled replay's ms is printed beside the sum. GCR_DUMP=fused lets
+# profile_top.py tell 1x1, depthwise and stem convolutions apart.
+if [ "$PROFILE" = 1 ]; then
+  PDIR=$(mktemp -d)
+  echo "## Per-kernel profile of the replay (bench/profile_top.py)" >> "$PROF_MD"
+  echo "" >> "$PROF_MD"
+  echo "GCR_PROFILE runs launch plainly, each kernel between two CUDA events (no CUDA Graph), so a short kernel's time includes its launch gap; the first 3 forwards (first pass, first replay, a warm-up) are left out." >> "$PROF_MD"
+  echo "" >> "$PROF_MD"
+  for dt in $DTYPES; do
+    for b in $PROFILE_BATCHES; do
+      for math in $(gcr_maths "$dt"); do
+        echo "== profile gcr large $dt batch $b math $math" | tee -a "$LOG"
+        rm -rf "$PDIR"/*
+        GCR_PROFILE="$PDIR/trace.json" GCR_DUMP=fused GCR_DUMP_DIR="$PDIR/dump" \
+          run_gcr "$math" "$dt" "$b" --modes graph --iters "$PROFILE_ITERS" --warmup 2 || continue
+        # the unprofiled replay's ms from the timing run above, if there was one
+        ref=$(grep -F "\"engine\":\"gcr-graph$(gcr_suffix "$math")\"," "$JSONL" | grep -F "\"dtype\":\"$dt\"" | grep -F "\"batch\":$b," \
+              | sed -n 's/.*"ms":\([0-9.]*\).*/--replay-ms \1/p' | tail -n 1 || true)
+        python3 bench/profile_top.py "$PDIR/trace.json" --dump "$PDIR/dump" --skip 3 --top "$PROFILE_TOP" $ref \
+          --title "$dt$([ "$math" = "$dt" ] || echo " $math") batch $b ($LAYOUT)" 2>&1 | tee -a "$LOG" "$PROF_MD" || echo "profile_top failed" | tee -a "$LOG"
+      done
+    done
+  done
+  rm -rf "$PDIR"
+fi
+rm -f "$RUN"
 
 # PyTorch in the same run
 if [ "$TORCH" = 1 ]; then
   tdt=$(echo $DTYPES | sed 's/f32/float32/; s/f16/float16/' | tr ' ' ',')
   echo "== torch $TORCH_MODES" | tee -a "$LOG"
   python3 bench/torch_side_by_side.py --modes "$TORCH_MODES" --batches "$(echo $BATCHES | tr ' ' ',')" \
-    --dtypes "$tdt" --iters "$ITERS" --layout "$LAYOUT" --json "$RESULTS/.torch.json" 2>>"$LOG" \
+    --dtypes "$tdt" --iters "$ITERS" --layout "$LAYOUT" --tf32 "$TORCH_TF32" --json "$RESULTS/.torch.json" 2>>"$LOG" \
     | tee -a "$LOG" | sed -n 's/^RESULT //p' >> "$JSONL" || echo "torch side-by-side failed (see $LOG)"
   rm -f "$RESULTS/.torch.json"
 fi
@@ -90,31 +160,86 @@ python3 - "$JSONL" "$MD" "$GPU" "$CMD" "$LAYOUT" <<'EOF'
 import json, sys, datetime
 jl, md, gpu, cmd, layout = sys.argv[1:6]
 rows = [json.loads(l) for l in open(jl) if l.strip()]
-order = ["gcr-eager", "gcr-fused", "gcr-graph", "torch-eager", "torch-eager+cudagraph", "torch-compile-ro"]
-names = {"gcr-eager": "gcr eager", "gcr-fused": "gcr captured+fused (no CUDA Graph)",
-         "gcr-graph": "gcr captured+graph replay", "torch-eager": "PyTorch eager",
-         "torch-eager+cudagraph": "PyTorch eager + CUDA Graph",
-         "torch-compile-ro": "torch.compile reduce-overhead"}
-perf = [r for r in rows if r["engine"] in order]
+bases = [("gcr-eager", "gcr eager"), ("gcr-fused", "gcr captured+fused (no CUDA Graph)"),
+         ("gcr-graph", "gcr captured+graph replay"), ("torch-eager", "PyTorch eager"),
+         ("torch-eager+cudagraph", "PyTorch eager + CUDA Graph"),
+         ("torch-compile-ro", "torch.compile reduce-overhead")]
+# engine suffixes, in table order: none = the engine's default math (gcr: FP32, PyTorch: TF32 convs)
+VARIANTS = ["", "-fp32", "-tf32"]
+perf = [r for r in rows if r["engine"] in {b + v for b, _ in bases for v in VARIANTS}]
+for r in perf:  # lines from before the "math" field: derive it from the engine name
+    r.setdefault("math", "f16" if r["dtype"] == "f16" else "tf32" if r["engine"].endswith("-tf32") else
+                 "fp32" if r["engine"].startswith("gcr-") or r["engine"].endswith("-fp32") else "tf32-conv")
+
+def pair(m):  # rows compared with each other: FP32 with FP32, any TF32 with any TF32
+    return "tf32" if m.startswith("tf32") else m
+
+def math_label(engine, m):
+    if m in ("fp32", "f16"):
+        return {"fp32": "FP32", "f16": "f16"}[m]
+    if engine.startswith("gcr-"):
+        return "TF32 1x1 convs+GEMMs (GCR_TF32=1)"
+    return {"tf32-conv": "TF32 convs (PyTorch default)", "tf32": "TF32 convs+matmuls"}.get(m, m)
+
+def rows_of(engine, dt):  # {batch: JSON line} of one engine and dtype (one math)
+    return {r["batch"]: r for r in perf if r["engine"] == engine and r["dtype"] == dt}
+
+def math_of(sel):
+    return next(iter(sel.values()))["math"]
+
+def series(base, dt, p):
+    """(engine, rows_of) of the first variant of base with dtype dt whose math pairs with p"""
+    for v in VARIANTS:
+        sel = rows_of(base + v, dt)
+        if sel and pair(math_of(sel)) == p:
+            return base + v, sel
+    return None, {}
+
+def ratios(ref, sel):  # reference ms / row ms per batch: >1 = the row is faster
+    return ["%.2fx" % (ref[b]["ms"] / sel[b]["ms"]) if b in ref and b in sel else "" for b in batches]
+
 batches = sorted({r["batch"] for r in perf})
 dtypes = [d for d in ("f32", "f16") if any(r["dtype"] == d for r in perf)]
 out = ["# MobileNet-v3-Large: gcr vs PyTorch", "",
        "- GPU: %s" % gpu, "- date: %s" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
        "- command: `%s`" % cmd,
-       "- layout %s, 224x224, random init; ms = median per forward (back-to-back forwards, input on the device)" % layout, ""]
-hdr = "| engine | dtype | " + " | ".join("b%d ms" % b for b in batches) + " | kernels/fwd (b1) | b1 speed vs torch.compile (>1 faster) |"
-out += [hdr, "|" + "---|" * (len(batches) + 4)]
+       "- layout %s, 224x224, random init; ms = median per forward (back-to-back forwards, input on the device)" % layout]
+if "f32" in dtypes:
+    out += ["- f32 math, per row: **FP32** = exact IEEE float32 (gcr's default; PyTorch with "
+            "`torch.backends.cudnn.allow_tf32` and `torch.backends.cuda.matmul.allow_tf32` False, engines `torch-*-fp32`); "
+            "**TF32 convs (PyTorch default)** = PyTorch's default flags: convolutions on TF32 tensor cores, matmuls FP32; "
+            "**TF32 1x1 convs+GEMMs (GCR_TF32=1)** = gcr's TF32 knob: 1x1 convs and GEMMs on the TF32 tensor-core tile "
+            "where it is picked, depthwise, stem and pointwise in FP32 (engines `gcr-*-tf32`)",
+            "- `bN vs RO`: torch.compile reduce-overhead's ms of the same dtype and math / this row's ms (>1: this row is "
+            "faster): FP32 rows against the strict-FP32 torch.compile, TF32 rows against PyTorch's default math"]
+out.append("")
+if perf:
+    out += ["| engine | dtype | math | " + " | ".join("b%d ms" % b for b in batches) + " | kernels/fwd (b%d) | " % batches[0] +
+            " | ".join("b%d vs RO" % b for b in batches) + " |", "|" + "---|" * (2 * len(batches) + 4)]
+head = []  # the headline: gcr's replay against both PyTorch baselines, same math
 for dt in dtypes:
-    ro = {r["batch"]: r["ms"] for r in perf if r["engine"] == "torch-compile-ro" and r["dtype"] == dt}
-    for e in order:
-        sel = {r["batch"]: r for r in perf if r["engine"] == e and r["dtype"] == dt}
-        if not sel:
-            continue
-        cells = ["%.3f" % sel[b]["ms"] if b in sel else "" for b in batches]
-        b0 = batches[0]
-        k = sel[b0].get("kernels") if b0 in sel else None
-        ratio = "%.2fx" % (ro[b0] / sel[b0]["ms"]) if b0 in sel and b0 in ro else ""
-        out.append("| %s | %s | %s | %s | %s |" % (names[e], dt, " | ".join(cells), "" if k is None else k, ratio))
+    for base, name in bases:
+        for v in VARIANTS:
+            sel = rows_of(base + v, dt)
+            if not sel:
+                continue
+            m = math_of(sel)
+            ro_engine, ro = series("torch-compile-ro", dt, pair(m))
+            k = sel[batches[0]].get("kernels") if batches[0] in sel else None
+            out.append("| %s | %s | %s | %s | %s | %s |" % (
+                name, dt, math_label(base + v, m), " | ".join("%.3f" % sel[b]["ms"] if b in sel else "" for b in batches),
+                "" if k is None else k, " | ".join(["ref"] * len(batches) if ro_engine == base + v else ratios(ro, sel))))
+            if base != "gcr-graph":
+                continue
+            for tbase, tname in bases[4:]:
+                te, tsel = series(tbase, dt, pair(m))
+                if tsel:
+                    head.append("| %s | %s | %s | %s | %s |" % (dt, math_label(base + v, m), tname,
+                                                                 math_label(te, math_of(tsel)), " | ".join(ratios(tsel, sel))))
+if head:
+    out += ["", "## gcr captured+graph replay against PyTorch, same math (PyTorch ms / gcr ms; >1: gcr faster)", "",
+            "| dtype | gcr math | against | PyTorch math | " + " | ".join("b%d" % b for b in batches) + " |",
+            "|" + "---|" * (len(batches) + 4)] + head
 out.append("")
 cold = [r for r in rows if r["engine"] == "gcr-coldstart"]
 if cold:
@@ -122,12 +247,15 @@ if cold:
             "| dtype | kernel cache | first replayed result s | whole process s | compile s |", "|---|---|---|---|---|"]
     for r in cold:
         out.append("| %s | %s | %s | %s | %s |" % (r["dtype"], r["cache"], r["first_replay_at_s"], r["process_s"], r["compile_s"]))
-    ros = [r for r in perf if r["engine"] == "torch-compile-ro" and r.get("compile_s") is not None]
-    if ros:
-        out += ["", "torch.compile reduce-overhead compile (first 3 calls) in this run: " +
-                ", ".join("%s b%d %.1f s" % (r["dtype"], r["batch"], r["compile_s"]) for r in ros)]
+ros = [r for r in perf if r["engine"].startswith("torch-compile-ro") and r.get("compile_s") is not None]
+if ros:
+    out += ["", "torch.compile reduce-overhead compile (first 3 calls) in this run: " +
+            ", ".join("%s %s b%d %.1f s" % (r["dtype"], r["math"], r["batch"], r["compile_s"]) for r in ros)]
 open(md, "w").write("\n".join(out) + "\n")
 print("\n".join(out))
 EOF
+# the profile summaries (PROFILE=1) after the tables
+if [ -s "$PROF_MD" ]; then printf '\n' >> "$MD"; cat "$PROF_MD" >> "$MD"; fi
+rm -f "$PROF_MD"
 echo "wrote $MD (log $LOG, raw $JSONL)"
 if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then cp "$MD" "$LOG" "$JSONL" "$OUT"/; fi
