@@ -206,7 +206,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
         a.c_fast = 2; /* ... and enough threads: at batch 1 the one-channel tiles fill the device better */
     gcr_cuda_fn *k;
     char name[32];
-    snprintf(name, sizeof name, "gcr_dw_%s", dt_suffix(x->dtype));
+    snprintf(name, sizeof name, "gcr_dw%s_%s", a.c_fast == 2 ? "v" : "", dt_suffix(x->dtype));
     GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
     int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
     int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16, gy = 1;

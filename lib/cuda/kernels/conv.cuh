@@ -223,9 +223,13 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
     }
 }
 
-/* grid (blocks, 1, z), 256 threads; 2 blocks per SM (a[] stays in registers) */
+/* grid (blocks, 1, z), 256 threads; GCR_DIRECT_MINB blocks per SM (64 registers: a[] still stays in
+ * registers) so more rows' loads are in flight */
+#ifndef GCR_DIRECT_MINB
+#define GCR_DIRECT_MINB 4
+#endif
 #define GCR_DIRECT_KERNEL(NAME, T)                                                                         \
-    extern "C" __global__ void __launch_bounds__(256, 2)                                                  \
+    extern "C" __global__ void __launch_bounds__(256, GCR_DIRECT_MINB)                                     \
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
@@ -356,26 +360,40 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
     }
 }
 
-#define GCR_DW_KERNEL(NAME, T)                                                                             \
-    extern "C" __global__ void __launch_bounds__(256)                                                     \
+/* Two entries so each gets its own register budget (one kernel holding every path was sized by
+ * its largest, 124 registers, 2 blocks per SM): NAME the one-channel paths, VNAME the channels-last
+ * 16-byte channel groups (c_fast == 2). Both memory-bound: GCR_DW_MINB blocks per SM keep more
+ * loads in flight. */
+#ifndef GCR_DW_MINB
+#define GCR_DW_MINB 3
+#endif
+#define GCR_DW_KERNEL(NAME, VNAME, T)                                                                      \
+    extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
         NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
         auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
         auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
-        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* gcr_dw_vec's taps and store staging */         \
-        __shared__ gcr_dw_stage stg[8];                                                                    \
         const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
         if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
-        else if (p.c_fast == 2 && sq == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);            \
-        else if (p.c_fast == 2 && sq == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg, pro, epi);                         \
-        else if (p.c_fast == 2 && sq == 5 && p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);            \
-        else if (p.c_fast == 2) gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                    \
         else if (sq == 3 && p.sw == 1) gcr_dw_tile<3, 1, T>(p, x, w, pro, epi);                            \
         else if (sq == 3) gcr_dw_tile<3, 2, T>(p, x, w, pro, epi);                                         \
         else if (sq == 5 && p.sw == 1) gcr_dw_tile<5, 1, T>(p, x, w, pro, epi);                            \
         else if (sq == 5) gcr_dw_tile<5, 2, T>(p, x, w, pro, epi);                                         \
         else gcr_dw_body<0, unsigned, T>(p, x, w, pro, epi);                                               \
+    }                                                                                                      \
+    extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
+        VNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
+              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
+    {                                                                                                      \
+        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
+        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps and store staging */                      \
+        __shared__ gcr_dw_stage stg[8];                                                                    \
+        if (p.KH == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);                      \
+        else if (p.KH == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg, pro, epi);                              \
+        else if (p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);                              \
+        else gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                             \
     }
 
 #endif /* GCR_CONV_CUH */
@@ -383,15 +401,15 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 #if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_CONV_KERNELS_DONE)
 #define GCR_CONV_KERNELS_DONE
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
-GCR_DW_KERNEL(gcr_dw_f32, float)
+GCR_DW_KERNEL(gcr_dw_f32, gcr_dwv_f32, float)
 GCR_DIRECT_KERNEL(gcr_direct_f32, float)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
-GCR_DW_KERNEL(gcr_dw_f16, gcr_dn_f16)
+GCR_DW_KERNEL(gcr_dw_f16, gcr_dwv_f16, gcr_dn_f16)
 GCR_DIRECT_KERNEL(gcr_direct_f16, gcr_dn_f16)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
-GCR_DW_KERNEL(gcr_dw_bf16, gcr_dn_bf16)
+GCR_DW_KERNEL(gcr_dw_bf16, gcr_dwv_bf16, gcr_dn_bf16)
 GCR_DIRECT_KERNEL(gcr_direct_bf16, gcr_dn_bf16)
 #endif
 #endif

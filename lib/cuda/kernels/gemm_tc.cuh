@@ -33,8 +33,8 @@
 
 /* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats); ST stages of shared
  * operand tiles */
-template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_> struct gcr_tc_cfg {
-    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, THREADS = 256 };
+template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_> struct gcr_tc_cfg {
+    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, THREADS = 256 };
 };
 
 /* shared-memory element of the tile: the operand's bits (16-bit types) or a float (TF32) */
@@ -62,15 +62,23 @@ __device__ __forceinline__ unsigned gcr_tc_tf32(unsigned v)
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(v)));
     return r;
 }
-typedef gcr_tc_cfg<128, 128, 2, 4, 2, 0> gcr_cfg_tc128;  /* warp tile 64x32 */
-typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0> gcr_cfg_tc64;    /* 32x32 */
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0> gcr_cfg_tc32;    /* 32x16 */
-typedef gcr_tc_cfg<128, 128, 2, 4, 2, 1> gcr_cfg_tc128n;
-typedef gcr_tc_cfg<128, 64, 4, 2, 3, 1> gcr_cfg_tc64n;
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 1> gcr_cfg_tc32n;
-typedef gcr_tc_cfg<128, 128, 2, 4, 2, 2> gcr_cfg_tc128e;
-typedef gcr_tc_cfg<128, 64, 4, 2, 3, 2> gcr_cfg_tc64e;
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 2> gcr_cfg_tc32e;
+/* MINB, blocks per SM the register budget must allow: a short-K layer (MobileNet's K 16-24 at
+ * batch 128) runs one k tile per block, so its loads, mma and stores barely overlap inside a block
+ * and only more resident blocks hide the latency. 4 x 64 / 3 x 85 registers fit the 32 / 64 wide
+ * tiles without spills; the 128 tile keeps its 128 (GCR_TC_MINB=2 restores 2 everywhere). */
+#ifndef GCR_TC_MINB
+#define GCR_TC_MINB 4
+#endif
+#define GCR_TC_MB(n) (GCR_TC_MINB < (n) ? GCR_TC_MINB : (n))
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 0, 2> gcr_cfg_tc128;  /* warp tile 64x32 */
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0, GCR_TC_MB(3)> gcr_cfg_tc64;    /* 32x32 */
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(4)> gcr_cfg_tc32;    /* 32x16 */
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 1, 2> gcr_cfg_tc128n;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 1, GCR_TC_MB(3)> gcr_cfg_tc64n;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 1, GCR_TC_MB(4)> gcr_cfg_tc32n;
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 2, 2> gcr_cfg_tc128e;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 2, GCR_TC_MB(3)> gcr_cfg_tc64e;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 2, GCR_TC_MB(4)> gcr_cfg_tc32e;
 
 __device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -377,7 +385,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 }
 
 #define GCR_DENSE_TC_KERNEL(NAME, T, CFG)                                                                   \
-    extern "C" __global__ void __launch_bounds__(CFG::THREADS, 2)                                          \
+    extern "C" __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB)                                          \
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
