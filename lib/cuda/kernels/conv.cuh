@@ -223,10 +223,10 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
     }
 }
 
-/* grid (blocks, 1, z), 256 threads; GCR_DIRECT_MINB blocks per SM (64 registers: a[] still stays in
- * registers) so more rows' loads are in flight */
+/* grid (blocks, 1, z), 256 threads; 2 blocks per SM (a[] stays in registers; 4 blocks at 64
+ * registers measured slower on an H100: f16 b128 stem 203 -> 241 us) */
 #ifndef GCR_DIRECT_MINB
-#define GCR_DIRECT_MINB 4
+#define GCR_DIRECT_MINB 2
 #endif
 #define GCR_DIRECT_KERNEL(NAME, T)                                                                         \
     extern "C" __global__ void __launch_bounds__(256, GCR_DIRECT_MINB)                                     \
@@ -361,11 +361,11 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 }
 
 /* Two entries so each gets its own register budget (one kernel holding every path was sized by
- * its largest, 124 registers, 2 blocks per SM): NAME the one-channel paths, VNAME the channels-last
- * 16-byte channel groups (c_fast == 2). Both memory-bound: GCR_DW_MINB blocks per SM keep more
- * loads in flight. */
+ * its largest, 124 registers): NAME the one-channel paths (94), VNAME the channels-last 16-byte
+ * channel groups (c_fast == 2; 119). GCR_DW_MINB 3 (80 registers) measured slower on an H100: the
+ * f16 VNAME spills and b128 depthwise went 1053 -> 1264 us. */
 #ifndef GCR_DW_MINB
-#define GCR_DW_MINB 3
+#define GCR_DW_MINB 2
 #endif
 #define GCR_DW_KERNEL(NAME, VNAME, T)                                                                      \
     extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
