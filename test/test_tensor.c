@@ -16,6 +16,30 @@ static void test_ctx(void)
     gcr_ctx_destroy(NULL);
 }
 
+/* knobs: environment under the API's -1, the API's value over the environment, set_knobs keeping
+ * fields left at -1 (tf32 as the example: a numeric mode must never switch on by accident) */
+static void test_knobs(void)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    CHECK(o.knobs.tf32 == -1, "opts default leaves tf32 to the environment");
+    gcr_ctx *ctx = NULL;
+    unsetenv("GCR_TF32");
+    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK && gcr_ctx_knobs(ctx)->tf32 == 0, "tf32 off by default");
+    gcr_ctx_destroy(ctx);
+    setenv("GCR_TF32", "1", 1);
+    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK && gcr_ctx_knobs(ctx)->tf32 == 1, "GCR_TF32=1 turns it on");
+    gcr_knobs k = gcr_ctx_opts_default().knobs;
+    CHECK(gcr_ctx_set_knobs(ctx, &k) == GCR_OK && gcr_ctx_knobs(ctx)->tf32 == 1, "-1 keeps the knob");
+    k.tf32 = 0;
+    CHECK(gcr_ctx_set_knobs(ctx, &k) == GCR_OK && gcr_ctx_knobs(ctx)->tf32 == 0, "set_knobs turns it off");
+    gcr_ctx_destroy(ctx);
+    o.knobs.tf32 = 0;
+    CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK && gcr_ctx_knobs(ctx)->tf32 == 0, "the API's 0 wins over GCR_TF32=1");
+    gcr_ctx_destroy(ctx);
+    unsetenv("GCR_TF32");
+}
+
 static void test_roundtrip(void)
 {
     gcr_ctx *ctx = cpu();
@@ -113,6 +137,7 @@ static void test_bad_input(void)
 int main(void)
 {
     RUN(test_ctx);
+    RUN(test_knobs);
     RUN(test_roundtrip);
     RUN(test_half_conversions);
     RUN(test_scopes);
