@@ -98,8 +98,8 @@ typedef struct gcr_knobs {
     int tf32;              /* GCR_TF32: 1 runs f32 1x1 convs and GEMMs on TF32 tensor cores (sm_80+; inputs
                               rounded to a 10-bit mantissa, f32 accumulate: ~1e-3 relative error, as
                               PyTorch's default cudnn.allow_tf32 does for convs); 0 exact FP32 (default 0).
-                              Read when a kernel is chosen: eager calls from then on, graphs captured from
-                              then on */
+                              CUDA only (the CPU is always exact). Eager calls use the value in force; a
+                              graph keeps the value it was captured with for all its replays */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

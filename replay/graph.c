@@ -256,7 +256,7 @@ static void evict_lru(gcr_graph *g)
     }
 }
 
-gcr_status gcr_graph_run(gcr_graph *g)
+static gcr_status graph_run(gcr_graph *g)
 {
     gcr_ctx *ctx = g->ctx;
     gcr_meta sig[g->n_inputs > 0 ? g->n_inputs : 1];
@@ -296,6 +296,18 @@ gcr_status gcr_graph_run(gcr_graph *g)
     return variant_run(g, v);
 }
 
+gcr_status gcr_graph_run(gcr_graph *g)
+{
+    /* kernels are picked (and hooked programs found in the module cache) at every plain-launch
+     * replay and graph re-capture: they must see the numeric mode the graph was captured with,
+     * not a knobs.tf32 changed since (which would switch its math and compile on the hot path) */
+    int now = g->ctx->knobs.tf32;
+    g->ctx->knobs.tf32 = g->tf32;
+    gcr_status s = graph_run(g);
+    g->ctx->knobs.tf32 = now;
+    return s;
+}
+
 /* ---------------------------------------------------------------- graphs */
 
 gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, gcr_graph **out)
@@ -304,6 +316,7 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
     gcr_graph *g = calloc(1, sizeof *g);
     if (!g) return gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
     g->ctx = ctx;
+    g->tf32 = ctx->knobs.tf32;
     g->trace = trace;
     g->owns_handles = owns_handles;
     g->n_inputs = trace->n_inputs;

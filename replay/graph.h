@@ -57,6 +57,7 @@ struct gcr_graph {
     gcr_variant *cur;        /* last run */
     uint64_t clock;          /* LRU clock */
     gcr_graph_stats stats;
+    int tf32;                /* knobs.tf32 at capture: every run of this graph picks kernels with it */
     /* profiling (knobs.profile): events appended by executors, written on destroy */
     int n_prof, cap_prof;
     struct gcr_prof_event *prof;

@@ -2,7 +2,8 @@
  * fused_models.h, f32 and f16, NCHW and NHWC, with CUDA Graphs on and off, the replayed graph
  * equals the GPU's eager kernels and the CPU reference over many iterations of fresh input data;
  * kernel counts where the fusion is known; rebinding an input pointer gives the new input's
- * result without a new variant; a shape change re-traces; 100 dependent tiny ops fused and not. */
+ * result without a new variant; a shape change re-traces; 100 dependent tiny ops fused and not; a
+ * graph keeps the TF32 mode it was captured with. */
 #include "fused_models.h"
 
 static gcr_ctx *gpu_ctx(int graphs, int fusion)
@@ -178,6 +179,64 @@ static void test_rebind_and_shapes(void)
     }
 }
 
+/* knobs.tf32 belongs to a graph from its capture: a 1x1 NHWC conv + relu large enough for the TF32
+ * tile, captured with TF32 on, replays bit for bit the same after the ctx turns TF32 off (plain
+ * launches pick their kernel at every replay), while an eager run with TF32 off differs from it */
+static void test_tf32_snapshot(void)
+{
+    for (int graphs = 0; graphs < 2; graphs++) {
+        gcr_ctx *ctx = gpu_ctx(graphs, 1);
+        if (!ctx) {
+            h_skipped("no CUDA device");
+            return;
+        }
+        gcr_knobs k = gcr_ctx_opts_default().knobs;
+        k.tf32 = 1;
+        OK(ctx, gcr_ctx_set_knobs(ctx, &k));
+        int64_t xs[4] = {16, 24, 48, 48}, ws[4] = {40, 24, 1, 1}, nx = 16 * 24 * 48 * 48, ny = 16 * 40 * 48 * 48;
+        float *hx = h_randn(nx, -1, 1), *hw = h_randn(40 * 24, -1, 1);
+        gcr_tensor *x = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, xs, GCR_NHWC, hx));
+        gcr_tensor *w = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, ws, GCR_NCHW, hw));
+        gcr_conv2d_params p = {{1, 1}, {0, 0}, {1, 1}, 1};
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_relu(ctx, gcr_conv2d(ctx, x, w, NULL, &p));
+        OK(ctx, gcr_capture_end(ctx, &g));
+        if (CHECK(g != NULL, "capture: %s", gcr_ctx_error(ctx))) {
+            float *first = h_read(gcr_graph_get_output(g, 0)); /* the capture's own run, TF32 on */
+            k.tf32 = 0;
+            OK(ctx, gcr_ctx_set_knobs(ctx, &k));
+            OK(ctx, gcr_graph_replay(g));
+            float *again = h_read(gcr_graph_get_output(g, 0));
+            uint64_t s = gcr_scope_begin(ctx);
+            float *exact = h_read(gcr_relu(ctx, gcr_conv2d(ctx, x, w, NULL, &p)));
+            gcr_scope_end(ctx, s);
+            if (CHECK(first && again && exact, "reading results")) {
+                double same = 0, off = 0, m = 0;
+                for (int64_t i = 0; i < ny; i++) {
+                    same = fmax(same, fabs((double)again[i] - first[i]));
+                    off = fmax(off, fabs((double)exact[i] - first[i]));
+                    m = fmax(m, fabs((double)exact[i]));
+                }
+                CHECK(same == 0, "graphs=%d: the replay after tf32=0 differs from the TF32 capture by %g", graphs, same);
+                CHECK(off > 1e-6 * m && off <= 1e-2 * m,
+                      "graphs=%d: exact FP32 eager vs the TF32 graph differ by %g (max |y| %g): expected TF32 rounding",
+                      graphs, off, m);
+                CHECK(gcr_ctx_knobs(ctx)->tf32 == 0, "the ctx's own knob is left as set");
+            }
+            free(first);
+            free(again);
+            free(exact);
+        }
+        gcr_graph_destroy(g);
+        gcr_tensor_free(x);
+        gcr_tensor_free(w);
+        free(hx);
+        free(hw);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 /* 100 dependent scalar ops: fusion off keeps 100 kernels in the graph, on makes one */
 static void test_chain100(void)
 {
@@ -274,6 +333,7 @@ int main(void)
     RUN(test_rebind_and_shapes);
     RUN(test_chain100);
     RUN(test_profile_and_dump);
+    RUN(test_tf32_snapshot);
     printf("%d replays compared\n", n_runs);
     return h_finish();
 }
