@@ -233,8 +233,7 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         gcr_direct_body<T>(p, x, w, pro, epi);                                                             \
     }
 
@@ -372,8 +371,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
         if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
         else if (sq == 3 && p.sw == 1) gcr_dw_tile<3, 1, T>(p, x, w, pro, epi);                            \
@@ -386,8 +384,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         VNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
     {                                                                                                      \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps and store staging */                      \
         __shared__ gcr_dw_stage stg[8];                                                                    \
         if (p.KH == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);                      \

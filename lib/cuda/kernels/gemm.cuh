@@ -97,6 +97,12 @@ __device__ __forceinline__ void gcr_dn_st(gcr_dn_bf16 *p, long long i, float v) 
 #define GCR_EXTRA_PARAMS
 #endif
 
+/* The hooks as the lambdas every engine body takes, declared first thing in a kernel entry whose
+ * parameters include out and bias (and the GCR_EXTRA_PARAMS the hooks read). */
+#define GCR_HOOK_LAMBDAS                                                                                   \
+    auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                    \
+    auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); }
+
 /* ---------------------------------------------------------------- problem */
 
 /* Every field 64-bit so the host struct (conv.c) has the same layout with no padding rules. */
@@ -653,8 +659,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         if constexpr (CFG::MMA) gcr_dense_mma<T, CFG>(p, x, w, pro, epi);                                  \
         else gcr_dense_fma<T, CFG>(p, x, w, pro, epi);                                                     \
     }
@@ -665,8 +670,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         gcr_gemv_body<T>(p, x, w, pro, epi);                                                               \
     }
 

@@ -402,8 +402,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         gcr_dense_tc<T, CFG>(p, x, w, pro, epi);                                                           \
     }
 

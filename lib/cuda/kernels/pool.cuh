@@ -136,8 +136,7 @@ __device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const 
         NAME(const gcr_pool_args p, const T *__restrict__ x, T *__restrict__ out GCR_EXTRA_PARAMS)        \
     {                                                                                                      \
         const T *bias = nullptr;                                                                           \
-        auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                \
-        auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };        \
+        GCR_HOOK_LAMBDAS;                                                                                  \
         (void)bias;                                                                                        \
         BODY<T>(p, x, pro, epi);                                                                           \
     }
