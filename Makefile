@@ -58,7 +58,7 @@ endif
 # tests and samples link the static library so they run from the tree without LD_LIBRARY_PATH
 LINK_GCR := $(STATIC) $(LDFLAGS) $(LIBS)
 
-.PHONY: all deps lib samples run test bench install uninstall clean
+.PHONY: all deps lib samples run tests test bench install uninstall clean
 all: lib samples
 
 # installs missing Debian packages (uthash-dev, libcjson-dev); a no-op when present
@@ -104,6 +104,9 @@ $(BUILD)/bin/mobilenet_v3 $(BUILD)/test/test_mobilenet: samples/model.h
 # the main job: MobileNet-v3 on the default device (GPU if present, else CPU)
 run: $(BUILD)/bin/mobilenet_v3
 	$(BUILD)/bin/mobilenet_v3 $(ARGS)
+
+# the test binaries without running them (device scripts run them in their own time box)
+tests: $(TESTS)
 
 test: $(TESTS) $(SHARED) $(SAMPLES)
 	@JOBS=$(or $(JOBS),1) BUILD=$(BUILD) CUDA=$(CUDA) SAN=$(SAN) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)

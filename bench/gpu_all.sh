@@ -1,30 +1,72 @@
 #!/usr/bin/env bash
-# gpu_all.sh — one device-machine call: build, the MobileNet-v3 benchmark beside PyTorch (gcr in
-# NHWC and NCHW, PyTorch in NCHW as in shared/bench/BASELINES.md), the micro-benchmarks, then the
-# whole test suite with the GPU tests. Each stage is time-boxed so the results always come back;
-# markdown tables and logs land in $OUT (or bench/results/gpu-<stamp>/).
+# gpu_all.sh — the GPU work of a change in device-machine calls of at most 10 minutes each: build,
+# the dense kernels' tests, the MobileNet-v3 benchmark beside PyTorch, the micro-benchmarks and the
+# whole test suite. One call cannot hold them all (2026-11-23, H100: gcr side ~3 min, PyTorch side
+# with 12 torch.compile runs ~5 min, the suite ~3-4 min with a cold kernel cache), so STAGES picks:
+#
+#   STAGES="build dense gcr" bash bench/gpu_all.sh      first call  (~5 min)
+#   STAGES="build torch test" bash bench/gpu_all.sh     second call (~9 min; same GPU kind)
+#   python3 bench/mobilenet_table.py page.md "GPU" "commands" "gcr nhwc, PyTorch nchw" gcr.jsonl torch.jsonl
+#
+# stages: build (make all bench tests) · dense (test_cuda_dense, fresh kernel cache) · gcr (gcr only:
+# NHWC, f32 exact and GCR_TF32=1, f16, batches 1 8 32 128, cold start f32) · torch (PyTorch only: NCHW
+# as in shared/bench/BASELINES.md, eager / eager + CUDA Graph / torch.compile reduce-overhead, f32 with
+# PyTorch's default TF32 convs and strict FP32, f16) · micro (launch, fusion_bench) · test (every test
+# binary, 16 at a time, each result line printed as it finishes). Each stage is time-boxed so results
+# always come back; tables, JSON lines and logs land in $OUT (or bench/results/gpu-<stamp>/), at most
+# 8 files (the device tool's limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+STAGES=${STAGES:-"build dense gcr"}
 DEST=${OUT:-bench/results/gpu-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$DEST"
-R=$(mktemp -d)
-export GCR_CACHE_DIR=$(mktemp -d)
 LOG="$DEST/all.log"
+export GCR_LOG=0 GCR_CACHE_DIR=${GCR_CACHE_DIR:-/tmp/gcr-cache-gpu-all}
+R=$(mktemp -d)
 t() { echo "== $* ($(date -u +%T))" | tee -a "$LOG"; }
-t build
-make -j16 BUILD=build all bench >> "$LOG" 2>&1 || { tail -40 "$LOG"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$LOG" 2>&1
-t "gcr nhwc"
-LAYOUT=nhwc BATCHES="${BATCHES:-1 8 32 128}" ITERS=100 TORCH=0 COLD=0 RESULTS="$R/nhwc" OUT= timeout 130 bench/mobilenet.sh 2>&1 | tail -40 | tee -a "$LOG"
-t "gcr nchw + torch + cold start"
-LAYOUT=nchw BATCHES="${BATCHES:-1 8 32 128}" ITERS=100 TORCH_MODES=eager,graph,ro COLD_DTYPES=f32 RESULTS="$R/nchw" OUT= \
-  timeout 250 bench/mobilenet.sh 2>&1 | tail -60 | tee -a "$LOG"
-cp "$R"/nhwc/*.md "$DEST/mobilenet-nhwc.md" 2>/dev/null
-cp "$R"/nchw/*.md "$DEST/mobilenet-nchw.md" 2>/dev/null
-cat "$R"/*/*.log "$R"/*/*.jsonl > "$DEST/mobilenet-raw.log" 2>/dev/null
-t micro
-for b in launch fusion_bench; do timeout 25 build/bench/$b 2>&1 | tee -a "$DEST/micro.txt"; done
-t "make test"
-JOBS=12 timeout "${TEST_S:-110}" make BUILD=build test > "$DEST/test.log" 2>&1; echo "make test exit $?" >> "$DEST/test.log"
-grep -E "passed, .* failed|^FAIL|exit" "$DEST/test.log" | tail -40
+has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+if has build; then
+  t build
+  make -j16 BUILD=build all bench tests > "$DEST/build.log" 2>&1 || { tail -40 "$DEST/build.log"; exit 1; }
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$LOG"
+fi
+if has dense; then
+  t "test_cuda_dense (fresh kernel cache)"
+  GCR_CACHE_DIR=$(mktemp -d) timeout 200 build/test/test_cuda_dense > "$R/dense.log" 2>&1
+  echo "test_cuda_dense exit $?" | tee -a "$LOG"
+  grep -E "^FAIL|passed" "$R/dense.log" | head -20 | tee -a "$LOG"
+fi
+if has gcr; then
+  t "gcr (nhwc)"
+  LAYOUT=nhwc ITERS=100 TORCH=0 COLD=1 COLD_DTYPES=f32 RESULTS="$R/gcr" OUT= timeout 330 bench/mobilenet.sh \
+    > "$R/gcr.out" 2>&1
+  echo "gcr bench exit $?" | tee -a "$LOG"
+  cp "$R"/gcr/*.jsonl "$DEST/gcr.jsonl" 2>/dev/null
+  cat "$R"/gcr/*.log >> "$LOG" 2>/dev/null
+  grep -E "^\||agree|DISAGREE" "$R/gcr.out" | tee -a "$LOG" | grep -E "DISAGREE|replay"
+fi
+if has torch; then
+  t "torch (nchw)"
+  GCR=0 DTYPES="f16 f32" LAYOUT=nchw ITERS=100 TORCH_MODES=eager,graph,ro TORCH_TF32=both COLD=0 RESULTS="$R/torch" OUT= \
+    timeout 330 bench/mobilenet.sh > "$R/torch.out" 2>&1
+  echo "torch bench exit $?" | tee -a "$LOG"
+  cp "$R"/torch/*.jsonl "$DEST/torch.jsonl" 2>/dev/null
+  cat "$R"/torch/*.log >> "$LOG" 2>/dev/null
+  grep -c '^RESULT' "$R/torch.out" | sed 's/^/torch result lines: /' | tee -a "$LOG"
+fi
+if has micro; then
+  t micro
+  for b in launch fusion_bench; do timeout 25 build/bench/$b 2>&1 | tee -a "$DEST/micro.txt"; done
+fi
+if has test; then
+  t "make test"
+  JOBS=16 timeout "${TEST_S:-240}" make BUILD=build test > "$R/test.log" 2>&1
+  echo "make test exit $?" | tee -a "$LOG"
+  grep -E "^done|passed, .* failed|^FAIL" "$R/test.log" | tee -a "$LOG" | grep -vE "^done" | tail -30
+fi
+[ -f "$DEST/gcr.jsonl" ] || [ -f "$DEST/torch.jsonl" ] && python3 bench/mobilenet_table.py "$DEST/mobilenet.md" \
+  "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)" "STAGES=\"$STAGES\" bench/gpu_all.sh" \
+  "gcr nhwc, PyTorch nchw" $(ls "$DEST"/gcr.jsonl "$DEST"/torch.jsonl 2>/dev/null) > /dev/null
 t done
+rm -rf "$R"

@@ -19,9 +19,12 @@ count() { # $1 = output file, $2 = exit code, $3 = name
 }
 out=$(mktemp)
 if [ "${JOBS:-1}" -gt 1 ]; then
-  # JOBS=N runs the binaries N at a time (each into its own log), then counts them in order
+  # JOBS=N runs the binaries N at a time (each into its own log), each saying "done NAME" as it ends
+  # (so a run cut by a time box still shows what finished), then counts them in order
   dir=$(mktemp -d)
-  for t in "$@"; do echo "$t"; done | xargs -P "$JOBS" -I{} sh -c '"$1" > "$2/$(basename "$1").log" 2>&1; echo $? > "$2/$(basename "$1").rc"' _ {} "$dir"
+  for t in "$@"; do echo "$t"; done | xargs -P "$JOBS" -I{} sh -c '
+    n=$(basename "$1"); "$1" > "$2/$n.log" 2>&1; rc=$?; echo $rc > "$2/$n.rc"
+    echo "done $n (exit $rc): $(grep -E "^[0-9]+ passed, [0-9]+ failed" "$2/$n.log" | tail -n 1)"' _ {} "$dir"
   for t in "$@"; do
     n=$(basename "$t")
     count "$dir/$n.log" "$(cat "$dir/$n.rc" 2>/dev/null || echo 1)" "$n"
