@@ -68,38 +68,54 @@ static void dump_source(gcr_graph *g, gcr_variant *v, const cuda_state *st)
     gcr_info(ctx, "dump: wrote %s", path);
 }
 
-/* dtype the anchor's template is instantiated for (its input's) */
-static gcr_dtype anchor_dtype(const gcr_ir *ir, const gcr_kernel *K) { return ir->values[ir->nodes[K->node].in[0]].m.dtype; }
-
-static gcr_status compile_hooked(gcr_ctx *ctx, const gcr_ir *ir, int k, launch *L)
+/* Launches anchored kernel k (its conv / matmul / pool template with the generated hooks) on the
+ * variant's current pointers; with src_out, only picks its kernel and returns the program text the
+ * launch compiles (so a build prefetches exactly those programs). */
+static gcr_status hooked_launch(gcr_graph *g, gcr_variant *v, int k, launch *L, char **src_out)
 {
-    const gcr_kernel *K = &ir->kernels[k];
-    gcr_cuda_hooks h = {L->cg.src, NULL, 0};
-    char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[K->node].op), anchor_dtype(ir, K), gcr_cuda_tf32(ctx), &h);
-    GCR_CHECK(ctx, src, GCR_ERR_OOM, "replay: out of host memory");
+    gcr_ctx *ctx = g->ctx;
+    const gcr_ir *ir = v->ir;
+    const gcr_node *A = &ir->nodes[ir->kernels[k].node];
+    gcr_call c; /* input 0 from the prologue's source when the kernel has one */
+    GCR_TRY(gcr_variant_call(v, A, L->cg.x_value, &c));
+    L->out->st->data = v->ptr[L->cg.out_value];
+    for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
+    gcr_cuda_hooks h = {L->cg.src, L->args, L->cg.n_params, src_out};
+    switch (gcr_op_table[A->op].kind) {
+    case GCR_KIND_CONV: return gcr_cuda_conv2d_hooked(ctx, &c, L->out, &h);
+    case GCR_KIND_MATMUL: return gcr_cuda_matmul_hooked(ctx, &c, L->out, &h);
+    default: return gcr_cuda_pool_hooked(ctx, &c, L->out, &h);
+    }
+}
+
+static gcr_status compile_hooked(gcr_graph *g, gcr_variant *v, int k, launch *L)
+{
+    char *src = NULL;
+    GCR_TRY(hooked_launch(g, v, k, L, &src));
     /* no names: the launcher fetches its kernel from the cached module at the first launch */
-    gcr_status s = gcr_cuda_program(ctx, src, NULL, 0, NULL);
+    gcr_status s = gcr_cuda_program(g->ctx, src, NULL, 0, NULL);
     free(src);
     return s;
 }
 
 /* Compiles the variant's generated program and every hooked template in parallel, so a cold
  * build costs about the slowest program rather than the sum; the compiles below then hit. */
-static gcr_status prefetch(gcr_ctx *ctx, const gcr_ir *ir, const cuda_state *st, bool own)
+static gcr_status prefetch(gcr_graph *g, gcr_variant *v, const cuda_state *st, bool own)
 {
+    gcr_ctx *ctx = g->ctx;
     char **srcs = calloc((size_t)st->n + 1, sizeof *srcs);
     GCR_CHECK(ctx, srcs, GCR_ERR_OOM, "replay: out of host memory");
     int n = 0;
+    gcr_status s = GCR_OK;
     if (own) srcs[n++] = st->program;
-    for (int k = 0; k < st->n; k++) {
-        const launch *L = &st->l[k];
+    for (int k = 0; k < st->n && s == GCR_OK; k++) {
+        launch *L = &st->l[k];
         if (L->type != L_HOOKED) continue;
-        gcr_cuda_hooks h = {L->cg.src, NULL, 0};
-        char *src = gcr_cuda_dense_source(anchor_file(ir->nodes[ir->kernels[k].node].op), anchor_dtype(ir, &ir->kernels[k]),
-                                  gcr_cuda_tf32(ctx), &h);
+        char *src = NULL;
+        s = hooked_launch(g, v, k, L, &src);
         if (src) srcs[n++] = src;
     }
-    gcr_status s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);
+    if (s == GCR_OK) s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);
     for (int i = own ? 1 : 0; i < n; i++) free(srcs[i]);
     free(srcs);
     return s;
@@ -150,7 +166,18 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     st->program = gcr_codegen_program(cgs, st->n);
     gcr_status s = st->program ? GCR_OK : gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
     dump_source(g, v, st);
-    if (s == GCR_OK) s = prefetch(ctx, ir, st, n_own > 0);
+    /* anchored kernels' output shells (the launchers read their layout), before the prefetch picks
+     * their kernels */
+    for (int k = 0; k < st->n && s == GCR_OK; k++) {
+        launch *L = &st->l[k];
+        if (L->type != L_HOOKED) continue;
+        const gcr_value *acc = &ir->values[ir->kernels[k].acc_value];
+        L->out = gcr_tensor_shell(ctx, &acc->m);
+        if (!L->out) s = gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+        else s = gcr_tensor_bind(L->out, v->ptr[L->cg.out_value], acc->bytes);
+        for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
+    }
+    if (s == GCR_OK) s = prefetch(g, v, st, n_own > 0);
     if (s == GCR_OK && n_own) {
         s = gcr_cuda_program(ctx, st->program, names, n_own, fns);
         if (s == GCR_ERR_COMPILE) {
@@ -180,14 +207,9 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
         if (L->type != L_HOOKED) continue;
-        s = compile_hooked(ctx, ir, k, L);
+        s = compile_hooked(g, v, k, L);
         if (s == GCR_ERR_COMPILE) *failed_kernel = k;
         GCR_TRY(s);
-        const gcr_value *acc = &ir->values[ir->kernels[k].acc_value];
-        L->out = gcr_tensor_shell(ctx, &acc->m);
-        GCR_CHECK(ctx, L->out, GCR_ERR_OOM, "replay: out of host memory");
-        GCR_TRY(gcr_tensor_bind(L->out, v->ptr[L->cg.out_value], acc->bytes));
-        for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
     }
     /* launch shapes */
     int sms = gcr_cuda_sm_count(ctx);
@@ -206,39 +228,13 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     return GCR_OK;
 }
 
-static gcr_status run_hooked(gcr_graph *g, gcr_variant *v, int k, launch *L)
-{
-    gcr_ctx *ctx = g->ctx;
-    const gcr_ir *ir = v->ir;
-    const gcr_node *A = &ir->nodes[ir->kernels[k].node];
-    gcr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = A->op;
-    c.p = A->p;
-    c.n_in = A->n_in;
-    for (int j = 0; j < A->n_in; j++) {
-        int x = j == 0 && L->cg.x_value >= 0 ? L->cg.x_value : A->in[j];
-        if (x < 0) continue;
-        c.in[j] = gcr_variant_bound(v, x);
-        if (!c.in[j]) return ctx->status ? ctx->status : GCR_ERR_OOM;
-    }
-    L->out->st->data = v->ptr[L->cg.out_value];
-    for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
-    gcr_cuda_hooks h = {L->cg.src, L->args, L->cg.n_params};
-    switch (gcr_op_table[A->op].kind) {
-    case GCR_KIND_CONV: return gcr_cuda_conv2d_hooked(ctx, &c, L->out, &h);
-    case GCR_KIND_MATMUL: return gcr_cuda_matmul_hooked(ctx, &c, L->out, &h);
-    default: return gcr_cuda_pool_hooked(ctx, &c, L->out, &h);
-    }
-}
-
 static gcr_status launch_one(gcr_graph *g, gcr_variant *v, int k)
 {
     cuda_state *st = v->ex_state;
     launch *L = &st->l[k];
     switch (L->type) {
     case L_EAGER: return gcr_variant_run_node(g, v, v->ir->kernels[k].node);
-    case L_HOOKED: return run_hooked(g, v, k, L);
+    case L_HOOKED: return hooked_launch(g, v, k, L, NULL);
     case L_OWN:
         for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
         return gcr_cuda_launch(g->ctx, L->fn, L->grid, 1, 1, L->block, 1, 1, 0, L->args);
@@ -267,10 +263,14 @@ static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
         if (cudaEventCreate(&ev[made]) != cudaSuccess) break;
     if (made <= st->n) rs = gcr_cuda_error(ctx, cudaGetLastError(), "profile: cudaEventCreate");
     double t0 = gcr_prof_now_us();
+    const char **fn = calloc((size_t)st->n + 1, sizeof *fn);
+    if (!fn) rs = gcr_set_error(ctx, GCR_ERR_OOM, "profile: out of host memory");
     if (rs == GCR_OK) {
         cudaEventRecord(ev[0], s);
         for (int k = 0; k < st->n && rs == GCR_OK; k++) {
+            gcr_cuda_st(ctx)->last_fn = NULL;
             rs = launch_one(g, v, k);
+            fn[k] = gcr_cuda_st(ctx)->last_fn; /* an eager node of several launches: its last */
             cudaEventRecord(ev[k + 1], s);
         }
     }
@@ -279,11 +279,15 @@ static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
     for (int k = 0; k < st->n && rs == GCR_OK; k++) {
         float ms = 0;
         cudaEventElapsedTime(&ms, ev[k], ev[k + 1]);
-        gcr_prof_add(g, v->ir->kernels[k].name, ts, 1e3 * ms);
+        /* "k3_conv2d+relu gcr_dense_tc64_f16": the fused kernel and the function that ran it */
+        char name[96];
+        snprintf(name, sizeof name, "%s%s%s", v->ir->kernels[k].name, fn[k] ? " " : "", fn[k] ? fn[k] : "");
+        gcr_prof_add(g, name, ts, 1e3 * ms);
         ts += 1e3 * ms;
     }
     for (int i = 0; i < made; i++) cudaEventDestroy(ev[i]);
     free(ev);
+    free(fn);
     return rs;
 }
 

@@ -61,21 +61,28 @@ gcr_tensor *gcr_variant_bound(gcr_variant *v, int value)
     return t;
 }
 
+gcr_status gcr_variant_call(gcr_variant *v, const gcr_node *nd, int x0, gcr_call *c)
+{
+    memset(c, 0, sizeof *c);
+    c->op = nd->op;
+    c->p = nd->p;
+    c->n_in = nd->n_in;
+    for (int k = 0; k < nd->n_in; k++) {
+        int x = k == 0 && x0 >= 0 ? x0 : nd->in[k];
+        if (x < 0) continue;
+        c->in[k] = gcr_variant_bound(v, x);
+        if (!c->in[k]) return v->ir->ctx->status ? v->ir->ctx->status : GCR_ERR_OOM;
+    }
+    return GCR_OK;
+}
+
 gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node)
 {
     gcr_ctx *ctx = g->ctx;
     const gcr_node *nd = &v->ir->nodes[node];
     if (gcr_meta_numel(&v->ir->values[nd->out].m) == 0) return GCR_OK;
     gcr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = nd->op;
-    c.p = nd->p;
-    c.n_in = nd->n_in;
-    for (int k = 0; k < nd->n_in; k++) {
-        if (nd->in[k] < 0) continue;
-        c.in[k] = gcr_variant_bound(v, nd->in[k]);
-        if (!c.in[k]) return ctx->status ? ctx->status : GCR_ERR_OOM;
-    }
+    GCR_TRY(gcr_variant_call(v, nd, -1, &c));
     gcr_tensor *out = gcr_variant_bound(v, nd->out);
     if (!out) return ctx->status ? ctx->status : GCR_ERR_OOM;
     gcr_status s = ctx->be->run(ctx, &c, out);

@@ -79,6 +79,9 @@ gcr_status gcr_graph_run(gcr_graph *g);
 gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *trace, gcr_tensor *const *in_t);
 /* Handle for value x bound to v->ptr[x] (made once per variant), for eager backend calls. */
 gcr_tensor *gcr_variant_bound(gcr_variant *v, int value);
+/* The backend call of node nd on the variant's bound tensors (input 0 read from value x0 instead
+ * when x0 >= 0: a fused kernel's prologue source). */
+gcr_status gcr_variant_call(gcr_variant *v, const gcr_node *nd, int x0, gcr_call *c);
 /* Runs one node through the backend's run() on bound tensors. */
 gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node);
 /* Records call c in trace ir (used by capture and by regions diverging from a variant). */

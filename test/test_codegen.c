@@ -67,9 +67,9 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
 #ifdef GCR_HAVE_CUDA
             if (hooked_archs) {
                 const gcr_node *A = &ir->nodes[ir->kernels[k].node];
-                gcr_cuda_hooks h = {cgs[k].src, NULL, 0};
+                gcr_cuda_hooks h = {cgs[k].src, NULL, 0, NULL};
                 char *src = gcr_cuda_dense_source(gcr_op_table[A->op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh",
-                                                  ir->values[A->in[0]].m.dtype, 0, &h);
+                                                  ir->values[A->in[0]].m.dtype, 0, &h, NULL);
                 char w[160];
                 snprintf(w, sizeof w, "%s: %s", what, ir->kernels[k].name);
                 nvrtc_ok(w, src, hooked_archs);

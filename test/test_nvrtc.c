@@ -1,11 +1,13 @@
 /* test_nvrtc.c — needs no GPU (runs in CI): every embedded kernel source compiles standalone with
  * NVRTC for sm_80 and sm_90, every eager pointwise program (each op in each float dtype, the
  * scalar and missing-input variants, every cast pair) and every reduction program compiles, and
- * a broken program fails with GCR_ERR_COMPILE and the NVRTC log instead of aborting. */
+ * a broken program fails with GCR_ERR_COMPILE and the NVRTC log instead of aborting; every conv /
+ * matmul kernel a hooked launch can pick compiles as a program of its own kernel with hooks. */
 #include "harness.h"
 
 #if GCR_HAVE_CUDA
 #include "cuda/cuda_ops.h"
+#include "cuda/dense.h"
 
 extern const struct gcr_embedded_src { const char *name; const char *text; } gcr_embedded_srcs[];
 
@@ -84,6 +86,53 @@ static void test_reduce_programs(void)
         }
 }
 
+/* A hooked conv / matmul launch compiles a program holding only the kernel it picked
+ * (gcr_cuda_dense_inst): every name the launchers can pick must make one that compiles, with a
+ * prologue, an epilogue and an extra parameter, and names outside the scheme are refused. */
+static void test_one_kernel_programs(void)
+{
+    static const char *const dense[] = {"tc128", "tc64", "tc32", "tc128n", "tc64n", "tc32n", "tc128e", "tc64e", "tc32e",
+                                        "mma64", "mma32", "mmat"};
+    static const char *const fma[] = {"fma64", "fma32", "fmat"};
+    static const char *const tc[] = {"tc128", "tc64", "tc32"};
+    static const char *const dt16[] = {"f16", "bf16"};
+    static const char *const dtall[] = {"f32", "f16", "bf16"};
+    char names[64][40];
+    int n = 0;
+    for (int i = 0; i < 12; i++)
+        for (int d = 0; d < 2; d++) snprintf(names[n++], sizeof names[0], "gcr_dense_%s_%s", dense[i], dt16[d]);
+    for (int i = 0; i < 3; i++) snprintf(names[n++], sizeof names[0], "gcr_dense_%s_f32", fma[i]);
+    for (int i = 0; i < 3; i++) snprintf(names[n++], sizeof names[0], "gcr_dense_%s_tf32", tc[i]);
+    for (int d = 0; d < 3; d++) {
+        snprintf(names[n++], sizeof names[0], "gcr_gemv_%s", dtall[d]);
+        snprintf(names[n++], sizeof names[0], "gcr_direct_%s", dtall[d]);
+        snprintf(names[n++], sizeof names[0], "gcr_dw_%s", dtall[d]);
+        snprintf(names[n++], sizeof names[0], "gcr_dwv_%s", dtall[d]);
+    }
+    const gcr_cuda_hooks h = {"#define GCR_EXTRA_PARAMS , float alpha\n"
+                              "#define GCR_PROLOGUE(v, n, c) fmaxf((v), 0.0f)\n"
+                              "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), (acc) * alpha)\n",
+                              NULL, 0, NULL};
+    for (int i = 0; i < n; i++) {
+        char inst[160];
+        if (!CHECK(gcr_cuda_dense_inst(names[i], inst, sizeof inst) == 0, "%s: no instantiation", names[i])) continue;
+        CHECK(strstr(inst, strstr(names[i], "_dwv_") ? "gcr_dwv_" : names[i]) != NULL, "%s: %s names it", names[i], inst);
+        const char *sfx = strrchr(names[i], '_') + 1;
+        gcr_dtype dt = !strcmp(sfx, "f16") ? GCR_F16 : !strcmp(sfx, "bf16") ? GCR_BF16 : GCR_F32;
+        char *src = gcr_cuda_dense_source("conv.cuh", dt, !strcmp(sfx, "tf32"), &h, inst);
+        if (!CHECK(src && strstr(src, "GCR_NO_DEFAULT_KERNELS"), "%s: program text", names[i])) {
+            free(src);
+            continue;
+        }
+        compiles(src, archs[i % 2], names[i]); /* alternate archs: both covered, half the time */
+        free(src);
+    }
+    static const char *const bad[] = {"gcr_dense__f16", "gcr_gemv_f64", "gcr_pool_f32", "dense_tc64_f16", "gcr_direct_x_f16", "gcr_dw"};
+    char buf[160];
+    for (int i = 0; i < 6; i++) CHECK(gcr_cuda_dense_inst(bad[i], buf, sizeof buf) == -1, "%s is refused", bad[i]);
+    CHECK(gcr_cuda_dense_inst("gcr_dense_tc128n_bf16", buf, 20) == -1, "a buffer too short is refused");
+}
+
 static void test_compile_error(void)
 {
     void *img = (void *)1;
@@ -105,6 +154,7 @@ int main(void)
     RUN(test_pointwise_programs);
     RUN(test_reduce_programs);
     RUN(test_compile_error);
+    RUN(test_one_kernel_programs);
     return h_finish();
 }
 #else

@@ -43,16 +43,44 @@ typedef struct dw_args {
 
 static const char *dt_suffix(gcr_dtype dt) { return dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32"; }
 
-char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h)
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h, const char *inst)
 {
     const char *defs = h && h->defs ? h->defs : "";
-    /* the TF32 tiles are instantiated only where they can be picked: an f32 program of a context
-     * whose knobs ask for them (every other program text, and so its cache key, is unchanged) */
-    const char *t = tf32 && dt == GCR_F32 && !strcmp(file, "conv.cuh") ? "#define GCR_TF32 1\n" : "";
-    size_t n = strlen(defs) + strlen(t) + strlen(file) + 96;
+    /* all defaults: the TF32 tiles only where they can be picked, an f32 program of a context whose
+     * knobs ask for them (every other program text, and so its cache key, is unchanged) */
+    const char *t = inst ? "#define GCR_NO_DEFAULT_KERNELS\n"
+                    : tf32 && dt == GCR_F32 && !strcmp(file, "conv.cuh") ? "#define GCR_TF32 1\n" : "";
+    size_t n = strlen(defs) + strlen(t) + strlen(file) + (inst ? strlen(inst) : 0) + 96;
     char *s = malloc(n);
-    if (s) snprintf(s, n, "%s\n%s#define GCR_DTYPE_ONLY %d\n#include \"%s\"\n", defs, t, (int)dt, file);
+    if (s) snprintf(s, n, "%s\n%s#define GCR_DTYPE_ONLY %d\n#include \"%s\"\n%s\n", defs, t, (int)dt, file, inst ? inst : "");
     return s;
+}
+
+int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
+{
+    const char *sfx = strrchr(name, '_');
+    if (!sfx || strncmp(name, "gcr_", 4) != 0) return -1;
+    const char *T = !strcmp(sfx, "_f32") || !strcmp(sfx, "_tf32") ? "float"
+                    : !strcmp(sfx, "_f16") ? "gcr_dn_f16" : !strcmp(sfx, "_bf16") ? "gcr_dn_bf16" : NULL;
+    if (!T) return -1;
+    const char *fam = name + 4, *dt = sfx + 1;
+    int w;
+    if (!strncmp(fam, "dense_", 6)) { /* gcr_dense_<cfg>_<dt>: its config type is gcr_cfg_<cfg> */
+        const char *cfg = fam + 6;
+        int len = (int)(sfx - cfg);
+        if (len <= 0) return -1;
+        w = snprintf(buf, n, "%s(%s, %s, gcr_cfg_%.*s)", strncmp(cfg, "tc", 2) ? "GCR_DENSE_KERNEL" : "GCR_DENSE_TC_KERNEL",
+                     name, T, len, cfg);
+    } else if (!strncmp(fam, "gemv_", 5) && sfx == fam + 4) {
+        w = snprintf(buf, n, "GCR_GEMV_KERNEL(%s, %s)", name, T);
+    } else if (!strncmp(fam, "direct_", 7) && sfx == fam + 6) {
+        w = snprintf(buf, n, "GCR_DIRECT_KERNEL(%s, %s)", name, T);
+    } else if ((!strncmp(fam, "dw_", 3) && sfx == fam + 2) || (!strncmp(fam, "dwv_", 4) && sfx == fam + 3)) {
+        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, %s)", dt, dt, T); /* one macro, both entries */
+    } else {
+        return -1;
+    }
+    return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
 int gcr_cuda_tf32(gcr_ctx *ctx) { return ctx->knobs.tf32 > 0 && gcr_cuda_arch(ctx) >= 80; }
@@ -71,9 +99,21 @@ static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const
     GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype %s not supported", name,
               gcr_dtype_name(dt));
     int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx);
-    if (!h || !h->defs || !h->defs[0]) return gcr_cuda_program(ctx, eager[pool][tf32 ? 3 : dt], &name, 1, k);
-    char *src = gcr_cuda_dense_source(file, dt, tf32, h);
+    *k = NULL;
+    if (!h || !h->defs || !h->defs[0]) {
+        GCR_CHECK(ctx, !h || !h->src_out, GCR_ERR_INVALID, "%s: a program text was asked of an eager launch", name);
+        return gcr_cuda_program(ctx, eager[pool][tf32 ? 3 : dt], &name, 1, k);
+    }
+    /* hooked: a program of this one kernel */
+    char inst[160];
+    GCR_CHECK(ctx, pool || gcr_cuda_dense_inst(name, inst, sizeof inst) == 0, GCR_ERR_INTERNAL,
+              "%s: no instantiation for this kernel name", name);
+    char *src = gcr_cuda_dense_source(file, dt, tf32, h, pool ? NULL : inst);
     GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
+    if (h->src_out) { /* prefetch: the text, no launch (*k stays NULL) */
+        *h->src_out = src;
+        return GCR_OK;
+    }
     gcr_status s = gcr_cuda_program(ctx, src, &name, 1, k);
     free(src);
     return s;
@@ -174,6 +214,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     }
     gcr_cuda_fn *k;
     GCR_TRY(get_kernel(ctx, "conv.cuh", dt, h, name, &k));
+    if (!k) return GCR_OK; /* h->src_out: the program text only */
     void *std[] = {(void *)a, &x, &w, &out, &bias};
     return launch(ctx, k, gx, gy, (unsigned)z, threads, std, 5, h);
 }
@@ -208,6 +249,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     char name[32];
     snprintf(name, sizeof name, "gcr_dw%s_%s", a.c_fast == 2 ? "v" : "", dt_suffix(x->dtype));
     GCR_TRY(get_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
+    if (!k) return GCR_OK; /* h->src_out: the program text only */
     int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
     int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16, gy = 1;
     if (a.c_fast == 2) { /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots */

@@ -97,6 +97,7 @@ typedef struct gcr_cuda_state {
     gcr_cuda_fn *red[3][3][5];                /* reduce kernels [op][dtype][1,32,256,part,fin] (reduce.c, lazy) */
     gcr_cuda_fn *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */
     gcr_cuda_cache_stats cache;
+    const char *last_fn;                      /* name of the last launched kernel (owned by its module) */
 } gcr_cuda_state;
 
 static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state *)ctx->be_state; }

@@ -21,13 +21,18 @@ typedef struct gcr_cuda_dense_args {
 /* Fusion hooks. defs: CUDA text placed before the kernel file, defining any of GCR_PROLOGUE,
  * GCR_EPILOGUE and GCR_EXTRA_PARAMS (contract: top of kernels/gemm.cuh), plus helpers they need.
  * extra[i] points at the value of the i-th parameter GCR_EXTRA_PARAMS declares (as for
- * cuLaunchKernel); at most GCR_CUDA_MAX_EXTRA. NULL hooks = the eager kernels. The program is
- * compiled once per distinct defs text and dtype (module cache). */
+ * cuLaunchKernel); at most GCR_CUDA_MAX_EXTRA. NULL hooks = the eager kernels. A hooked conv /
+ * matmul program instantiates only the kernel the launcher picks (one NVRTC compile of one kernel,
+ * not the dtype's ~15), and is compiled once per distinct text (module cache).
+ * src_out: when set, the launcher picks its kernel, stores the program text it would compile in
+ * *src_out (malloc'ed, the caller frees) and launches nothing: a graph build prefetches exactly the
+ * programs its launches will ask for. */
 #define GCR_CUDA_MAX_EXTRA 32
 typedef struct gcr_cuda_hooks {
     const char *defs;
     void *const *extra;
     int n_extra;
+    char **src_out;
 } gcr_cuda_hooks;
 
 /* As gcr_cuda_conv2d / gcr_cuda_matmul / gcr_cuda_pool, with hooks (NULL: plain). The epilogue
@@ -41,9 +46,16 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
                               void *out, const void *bias, const gcr_cuda_hooks *h);
 
 /* Program text for dtype dt of kernel file "conv.cuh" or "pool.cuh" with hooks h (may be NULL),
- * malloc'ed (NULL when out of memory). tf32: also instantiate the TF32 tiles (f32 only; pass
- * gcr_cuda_tf32(ctx) so the text, and so the module cache key, is the one the launcher asks for). */
-char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h);
+ * malloc'ed (NULL when out of memory). inst NULL: every default kernel of the dtype (tf32: the TF32
+ * tiles too, f32 conv.cuh only); else only the kernel the instantiation line inst makes (e.g.
+ * "GCR_DENSE_TC_KERNEL(gcr_dense_tc64_f16, gcr_dn_f16, gcr_cfg_tc64)"; gcr_cuda_dense_inst). */
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h, const char *inst);
+
+/* The instantiation line of conv.cuh's kernel called name into buf, from the names' scheme
+ * gcr_<family>[_<config>]_<f32|tf32|f16|bf16>: every name gcr_cuda_dense_run and the depthwise
+ * launcher pick (gcr_dense_{tc,fma,mma}<cfg>_*, gcr_gemv_*, gcr_direct_*, gcr_dw[v]_*; the config
+ * type is gcr_cfg_<cfg>). Returns 0, or -1 for a name outside the scheme. */
+int gcr_cuda_dense_inst(const char *name, char *buf, size_t n);
 
 /* Whether f32 1x1 convs / GEMMs may run on TF32 tensor cores: knobs.tf32 and an sm_80+ device. */
 int gcr_cuda_tf32(gcr_ctx *ctx);

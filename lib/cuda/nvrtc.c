@@ -491,6 +491,7 @@ gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned g
                            unsigned by, unsigned bz, unsigned smem, void **args)
 {
     gcr_cuda_state *st = gcr_cuda_st(ctx);
+    st->last_fn = k->name; /* profiles name the function a fused kernel's launcher picked */
     CUresult r = st->drv->launch_kernel(k->fn, gx, gy, gz, bx, by, bz, smem, (CUstream)st->stream, args, NULL);
     if (r != CUDA_SUCCESS)
         return gcr_set_error(ctx, GCR_ERR_DEVICE, "launch of %s (grid %ux%ux%u, block %ux%ux%u): %s", k->name, gx, gy,

@@ -71,10 +71,16 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     const char *nm = name;
     gcr_cuda_fn *k;
     if (!h || !h->defs || !h->defs[0]) {
+        GCR_CHECK(ctx, !h || !h->src_out, GCR_ERR_INVALID, "%s: a program text was asked of an eager launch", name);
         GCR_TRY(gcr_cuda_program(ctx, eager[dt], &nm, 1, &k));
     } else {
-        char *src = gcr_cuda_dense_source("pool.cuh", dt, 0, h);
+        /* pool.cuh's kernels are few and light: the hooked program keeps them all */
+        char *src = gcr_cuda_dense_source("pool.cuh", dt, 0, h, NULL);
         GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
+        if (h->src_out) { /* prefetch: the text, no launch */
+            *h->src_out = src;
+            return GCR_OK;
+        }
         gcr_status s = gcr_cuda_program(ctx, src, &nm, 1, &k);
         free(src);
         GCR_TRY(s);
