@@ -100,9 +100,14 @@ static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const
               gcr_dtype_name(dt));
     int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx);
     *k = NULL;
+    const char *text = eager[pool][tf32 ? 3 : dt];
     if (!h || !h->defs || !h->defs[0]) {
-        GCR_CHECK(ctx, !h || !h->src_out, GCR_ERR_INVALID, "%s: a program text was asked of an eager launch", name);
-        return gcr_cuda_program(ctx, eager[pool][tf32 ? 3 : dt], &name, 1, k);
+        if (h && h->src_out) { /* hooks with no text: the eager program is the one to prefetch */
+            *h->src_out = strdup(text);
+            GCR_CHECK(ctx, *h->src_out, GCR_ERR_OOM, "%s: out of host memory", name);
+            return GCR_OK;
+        }
+        return gcr_cuda_program(ctx, text, &name, 1, k);
     }
     /* hooked: a program of this one kernel */
     char inst[160];

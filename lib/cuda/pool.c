@@ -70,8 +70,12 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
                                          "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"};
     const char *nm = name;
     gcr_cuda_fn *k;
+    if (h && h->src_out && (!h->defs || !h->defs[0])) { /* prefetch of hooks with no text: the eager program */
+        *h->src_out = strdup(eager[dt]);
+        GCR_CHECK(ctx, *h->src_out, GCR_ERR_OOM, "%s: out of host memory", name);
+        return GCR_OK;
+    }
     if (!h || !h->defs || !h->defs[0]) {
-        GCR_CHECK(ctx, !h || !h->src_out, GCR_ERR_INVALID, "%s: a program text was asked of an eager launch", name);
         GCR_TRY(gcr_cuda_program(ctx, eager[dt], &nm, 1, &k));
     } else {
         /* pool.cuh's kernels are few and light: the hooked program keeps them all */
