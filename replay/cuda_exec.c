@@ -99,23 +99,25 @@ static gcr_status compile_hooked(gcr_graph *g, gcr_variant *v, int k, launch *L)
 }
 
 /* Compiles the variant's generated program and every hooked template in parallel, so a cold
- * build costs about the slowest program rather than the sum; the compiles below then hit. */
+ * build costs about the slowest program rather than the sum; the compiles below then hit. Best
+ * effort: a launch whose kernel cannot be picked is skipped here (its error is left for
+ * compile_hooked, which names the kernel so the build can split it). */
 static gcr_status prefetch(gcr_graph *g, gcr_variant *v, const cuda_state *st, bool own)
 {
     gcr_ctx *ctx = g->ctx;
     char **srcs = calloc((size_t)st->n + 1, sizeof *srcs);
     GCR_CHECK(ctx, srcs, GCR_ERR_OOM, "replay: out of host memory");
     int n = 0;
-    gcr_status s = GCR_OK;
     if (own) srcs[n++] = st->program;
-    for (int k = 0; k < st->n && s == GCR_OK; k++) {
+    for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
         if (L->type != L_HOOKED) continue;
         char *src = NULL;
-        s = hooked_launch(g, v, k, L, &src);
+        gcr_status before = ctx->status;
+        if (hooked_launch(g, v, k, L, &src) != GCR_OK && before == GCR_OK) gcr_ctx_clear_error(ctx);
         if (src) srcs[n++] = src;
     }
-    if (s == GCR_OK) s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);
+    gcr_status s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);
     for (int i = own ? 1 : 0; i < n; i++) free(srcs[i]);
     free(srcs);
     return s;
@@ -280,7 +282,7 @@ static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
         float ms = 0;
         cudaEventElapsedTime(&ms, ev[k], ev[k + 1]);
         /* "k3_conv2d+relu gcr_dense_tc64_f16": the fused kernel and the function that ran it */
-        char name[96];
+        char name[sizeof v->ir->kernels[k].name + 64]; /* gcr_prof_add keeps what fits its event */
         snprintf(name, sizeof name, "%s%s%s", v->ir->kernels[k].name, fn[k] ? " " : "", fn[k] ? fn[k] : "");
         gcr_prof_add(g, name, ts, 1e3 * ms);
         ts += 1e3 * ms;

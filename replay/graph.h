@@ -66,7 +66,7 @@ struct gcr_graph {
 };
 
 typedef struct gcr_prof_event {
-    char name[96];
+    char name[160]; /* the kernel's name and, on CUDA, the function that ran it */
     double ts_us, dur_us;
 } gcr_prof_event;
 
