@@ -1,9 +1,12 @@
 /* conv.c — conv2d on the GPU: depthwise convs (groups == C == O) get the memory-bound depthwise
  * kernel, every other conv (1x1 included, which the engine runs as a plain GEMM) the dense
  * implicit-GEMM engine of kernels/gemm.cuh, its GEMV kernel when there are at most 8 rows, the
- * streaming tensor-core tile of kernels/gemm_tc.cuh (f16/bf16 1x1) or conv.cuh's direct kernel
- * (short reductions: the stem); gcr_cuda_dense_run picks. Also the engine's launcher and program text, shared
- * with matmul.c, and the hooked entry points capture/ uses to fuse prologues and epilogues. */
+ * streaming tensor-core tile of kernels/gemm_tc.cuh (f16/bf16 1x1, f32 with knobs.tf32) or
+ * conv.cuh's direct kernel (short reductions: the stem); gcr_cuda_dense_run picks. Also the
+ * engine's launcher and program text, shared with matmul.c, and the hooked entry points capture/
+ * uses to fuse prologues and epilogues: eager launches share one program per dtype with every
+ * kernel, a hooked launch compiles a program of just the kernel it picked (its hooks are unique
+ * to it, so the other ~15 kernels would be compiled for nothing). */
 #include "dense.h"
 #include <stdint.h>
 #include <stdio.h>
