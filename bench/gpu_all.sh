@@ -4,12 +4,14 @@
 # whole test suite. One call cannot hold them all (2026-11-23, H100: gcr side ~3 min, PyTorch side
 # with 12 torch.compile runs ~5 min, the suite ~3-4 min with a cold kernel cache), so STAGES picks:
 #
-#   STAGES="build dense gcr" bash bench/gpu_all.sh      first call  (~5 min)
+#   STAGES="build cold dense gcr" bash bench/gpu_all.sh first call  (~5 min)
 #   STAGES="build torch test" bash bench/gpu_all.sh     second call (~9 min; same GPU kind)
 #   python3 bench/mobilenet_table.py page.md "GPU" "commands" "gcr nhwc, PyTorch nchw" gcr.jsonl torch.jsonl
 #
-# stages: build (make all bench tests) · dense (test_cuda_dense, fresh kernel cache) · gcr (gcr only:
-# NHWC, f32 exact and GCR_TF32=1, f16, batches 1 8 32 128, cold start f32) · torch (PyTorch only: NCHW
+# stages: build (make all bench tests) · cold (cold start, f32 and f16 b1: process start to the first
+# replayed result with an empty then a warm kernel cache, before anything else has compiled on the
+# machine) · dense (test_cuda_dense, fresh kernel cache) · gcr (gcr only: NHWC, f32 exact and
+# GCR_TF32=1, f16, batches 1 8 32 128) · torch (PyTorch only: NCHW
 # as in shared/bench/BASELINES.md, eager / eager + CUDA Graph / torch.compile reduce-overhead, f32 with
 # PyTorch's default TF32 convs and strict FP32, f16) · micro (launch, fusion_bench) · test (every test
 # binary, 16 at a time, each result line printed as it finishes). Each stage is time-boxed so results
@@ -17,7 +19,7 @@
 # 8 files (the device tool's limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-STAGES=${STAGES:-"build dense gcr"}
+STAGES=${STAGES:-"build cold dense gcr"}
 DEST=${OUT:-bench/results/gpu-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$DEST"
 LOG="$DEST/all.log"
@@ -31,6 +33,13 @@ if has build; then
   make -j16 BUILD=build all bench tests > "$DEST/build.log" 2>&1 || { tail -40 "$DEST/build.log"; exit 1; }
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$LOG"
 fi
+if has cold; then
+  t "cold start (nhwc)"
+  GCR=0 TORCH=0 COLD=1 COLD_DTYPES="f32 f16" LAYOUT=nhwc RESULTS="$R/cold" OUT= timeout 200 bench/mobilenet.sh > "$R/cold.out" 2>&1
+  echo "cold start exit $?" | tee -a "$LOG"
+  cp "$R"/cold/*.jsonl "$DEST/cold.jsonl" 2>/dev/null
+  grep -E "^cold start" "$R/cold.out" | tee -a "$LOG"
+fi
 if has dense; then
   t "test_cuda_dense (fresh kernel cache)"
   GCR_CACHE_DIR=$(mktemp -d) timeout 200 build/test/test_cuda_dense > "$R/dense.log" 2>&1
@@ -39,7 +48,7 @@ if has dense; then
 fi
 if has gcr; then
   t "gcr (nhwc)"
-  LAYOUT=nhwc ITERS=100 TORCH=0 COLD=1 COLD_DTYPES=f32 RESULTS="$R/gcr" OUT= timeout 330 bench/mobilenet.sh \
+  LAYOUT=nhwc ITERS=100 TORCH=0 COLD=0 RESULTS="$R/gcr" OUT= timeout 330 bench/mobilenet.sh \
     > "$R/gcr.out" 2>&1
   echo "gcr bench exit $?" | tee -a "$LOG"
   cp "$R"/gcr/*.jsonl "$DEST/gcr.jsonl" 2>/dev/null
@@ -65,8 +74,9 @@ if has test; then
   echo "make test exit $?" | tee -a "$LOG"
   grep -E "^done|passed, .* failed|^FAIL" "$R/test.log" | tee -a "$LOG" | grep -vE "^done" | tail -30
 fi
-[ -f "$DEST/gcr.jsonl" ] || [ -f "$DEST/torch.jsonl" ] && python3 bench/mobilenet_table.py "$DEST/mobilenet.md" \
+J=$(ls "$DEST"/cold.jsonl "$DEST"/gcr.jsonl "$DEST"/torch.jsonl 2>/dev/null)
+[ -n "$J" ] && python3 bench/mobilenet_table.py "$DEST/mobilenet.md" \
   "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)" "STAGES=\"$STAGES\" bench/gpu_all.sh" \
-  "gcr nhwc, PyTorch nchw" $(ls "$DEST"/gcr.jsonl "$DEST"/torch.jsonl 2>/dev/null) > /dev/null
+  "gcr nhwc, PyTorch nchw" $J > /dev/null
 t done
 rm -rf "$R"
