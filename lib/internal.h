@@ -237,6 +237,11 @@ float gcr_f16_to_f32(uint16_t h);
 uint16_t gcr_f32_to_f16(float f);
 float gcr_bf16_to_f32(uint16_t h);
 uint16_t gcr_f32_to_bf16(float f);
+/* n f16 values src[i * ss] -> dst[i * ds], and back: the same results as the scalar conversions
+ * (round to nearest even; subnormals, infinities alike), 8 at a time with F16C where the CPU has it
+ * (a NaN then keeps its payload's top bits instead of becoming the canonical quiet NaN) */
+void gcr_f16_to_f32_n(float *dst, int64_t ds, const uint16_t *src, int64_t ss, int64_t n);
+void gcr_f32_to_f16_n(uint16_t *dst, int64_t ds, const float *src, int64_t ss, int64_t n);
 bool gcr_dtype_is_float(gcr_dtype t);
 /* element i of a typed buffer as f32 / stored from f32 (rounding to nearest even for f16/bf16) */
 float gcr_load_f32(const void *p, gcr_dtype t, int64_t i);

@@ -100,8 +100,13 @@ static void eval_op(const gcr_expr *x, const float *const *A, float *out, int cn
 #undef X
     default: break;
     }
-    if (x->dtype != GCR_F32)
+    if (x->dtype == GCR_F16) { /* the round trip in bulk (F16C where present) */
+        uint16_t h[GCR_TILE];
+        gcr_f32_to_f16_n(h, 1, out, 1, cnt);
+        gcr_f16_to_f32_n(out, 1, h, 1, cnt);
+    } else if (x->dtype != GCR_F32) {
         for (int t = 0; t < cnt; t++) out[t] = round_to(out[t], x->dtype);
+    }
 }
 
 /* Runs one group: loads through gin strides, expressions in order, stores to gout values. */
@@ -141,10 +146,16 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
                 } else if (k == 2) {
                     float c = gcr_load_f32(p, dt, 0);
                     for (int t = 0; t < cnt; t++) out[t] = c;
+                } else if (k == 1 && dt == GCR_F16) {
+                    gcr_f16_to_f32_n(out, 1, (const uint16_t *)p + base, 1, cnt);
                 } else if (k == 1) {
                     for (int t = 0; t < cnt; t++) out[t] = gcr_load_f32(p, dt, base + t);
                 } else if (dt == GCR_F32) {
                     for (int t = 0; t < cnt; t++) out[t] = ((const float *)p)[off[t]];
+                } else if (dt == GCR_F16) { /* gather the halves, convert in bulk */
+                    uint16_t h[GCR_TILE];
+                    for (int t = 0; t < cnt; t++) h[t] = ((const uint16_t *)p)[off[t]];
+                    gcr_f16_to_f32_n(out, 1, h, 1, cnt);
                 } else {
                     for (int t = 0; t < cnt; t++) out[t] = gcr_load_f32(p, dt, off[t]);
                 }
@@ -172,9 +183,14 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
             char k = tp->kind[g->n_in + o];
             const int64_t *off = st->offs + (size_t)(g->n_in + o) * GCR_TILE;
             if (k == 1 && dt == GCR_F32) memcpy((float *)p + base, val, sizeof(float) * (size_t)cnt);
+            else if (k == 1 && dt == GCR_F16) gcr_f32_to_f16_n((uint16_t *)p + base, 1, val, 1, cnt);
             else if (k == 1) for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, base + t, val[t]);
             else if (k == 2) gcr_store_f32(p, dt, 0, val[cnt - 1]);
-            else for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, off[t], val[t]);
+            else if (dt == GCR_F16) { /* convert in bulk, scatter the halves */
+                uint16_t h[GCR_TILE];
+                gcr_f32_to_f16_n(h, 1, val, 1, cnt);
+                for (int t = 0; t < cnt; t++) ((uint16_t *)p)[off[t]] = h[t];
+            } else for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, off[t], val[t]);
         }
     }
 }

@@ -1,6 +1,7 @@
 /* test_tensor.c — contexts, tensors, host transfer, ownership (scopes, keep, free), views,
  * dtype conversions and the error model of the core. */
 #include "harness.h"
+#include "internal.h" /* the f16 conversions, scalar and bulk */
 
 static gcr_ctx *cpu(void) { return h_ctx(GCR_DEVICE_CPU); }
 
@@ -85,6 +86,69 @@ static void test_half_conversions(void)
     (void)v;
 }
 
+/* a half as the f32 it stands for, NaNs compared as NaN (the bulk path may keep payload bits) */
+static int same_half(uint16_t a, uint16_t b)
+{
+    float x = gcr_f16_to_f32(a), y = gcr_f16_to_f32(b);
+    return isnan(x) ? isnan(y) : a == b;
+}
+
+/* The bulk conversions (F16C 8 at a time where the CPU has it, the scalar code otherwise and for
+ * tails) give the scalar conversions' results: every f16 value to f32, and f32 values from every
+ * binade (random bits, plus ties, subnormal and overflow edges) to f16, through contiguous and
+ * strided runs of lengths that leave tails. */
+static void test_half_bulk(void)
+{
+    enum { N = 65536 };
+    uint16_t *h = malloc(3 * N * sizeof *h), *h2 = malloc(3 * N * sizeof *h2);
+    float *f = malloc(3 * N * sizeof *f);
+    if (!CHECK(h && h2 && f, "memory")) goto out;
+    for (int i = 0; i < N; i++) h[i] = (uint16_t)i;
+    for (int s = 1; s <= 3; s++) { /* s: source and destination stride */
+        for (int i = 0; i < N; i++) h2[i * s] = (uint16_t)i;
+        int n = N - s; /* a tail that is not a multiple of 8 */
+        gcr_f16_to_f32_n(f, s, h2, s, n);
+        int bad = 0;
+        for (int i = 0; i < n; i++) {
+            float r = gcr_f16_to_f32((uint16_t)i);
+            bad += isnan(r) ? !isnan(f[i * s]) : memcmp(&r, &f[i * s], 4) != 0;
+        }
+        CHECK(bad == 0, "f16 -> f32, stride %d: %d of %d values differ from the scalar conversion", s, bad, n);
+    }
+    static const float edge[] = {0.0f, -0.0f, 1.0f, 1.00048828125f /* 1 + 2^-11: a tie, to even */, 1.00146484375f,
+                                 65504.0f, 65519.99f, 65520.0f /* the tie that rounds to infinity */, -65520.0f,
+                                 5.9604644775390625e-08f /* 2^-24 */, 2.98023223876953125e-08f /* 2^-25: a tie */,
+                                 8.940696716308594e-08f /* 3 * 2^-25 */, 6.097555160522461e-05f, 6.103515625e-05f,
+                                 1e-10f, -1e-10f, 3.0e38f, INFINITY, -INFINITY, NAN};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < N; i++) {
+        uint32_t u;
+        if (i < (int)(sizeof edge / sizeof *edge)) {
+            memcpy(&u, &edge[i], 4);
+        } else { /* xorshift bits, the exponent drawn around f16's range so every binade shows up */
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            u = (uint32_t)(rng >> 32);
+            u = (u & 0x807fffffu) | ((uint32_t)(96 + (rng >> 8) % 64) << 23);
+        }
+        memcpy(&f[i], &u, 4);
+    }
+    for (int s = 1; s <= 3; s++) {
+        if (s > 1)
+            for (int i = N - 1; i >= 0; i--) f[i * s] = f[i];
+        int n = N - s;
+        gcr_f32_to_f16_n(h2, s, f, s, n);
+        int bad = 0;
+        for (int i = 0; i < n; i++) bad += !same_half(h2[i * s], gcr_f32_to_f16(f[i * s]));
+        CHECK(bad == 0, "f32 -> f16, stride %d: %d of %d values differ from the scalar conversion", s, bad, n);
+        if (s > 1)
+            for (int i = 0; i < N; i++) f[i] = f[i * s];
+    }
+out:
+    free(h);
+    free(h2);
+    free(f);
+}
+
 static void test_scopes(void)
 {
     gcr_ctx *ctx = cpu();
@@ -140,6 +204,7 @@ int main(void)
     RUN(test_knobs);
     RUN(test_roundtrip);
     RUN(test_half_conversions);
+    RUN(test_half_bulk);
     RUN(test_scopes);
     RUN(test_bad_input);
     return h_finish();

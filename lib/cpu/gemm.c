@@ -304,8 +304,7 @@ void gcr_cpu_gather_f32(const gcr_tensor *t, float *dst, const int64_t *dst_st)
             break;
         }
         case GCR_F16: {
-            const uint16_t *s = (const uint16_t *)src + so;
-            for (int64_t i = 0; i < n; i++) o[i * ds] = gcr_f16_to_f32(s[i * ss]);
+            gcr_f16_to_f32_n(o, ds, (const uint16_t *)src + so, ss, n);
             break;
         }
         case GCR_BF16: {
@@ -357,7 +356,7 @@ void gcr_cpu_out_finish(gcr_tensor *out, const float *f)
     int64_t n = gcr_meta_numel(&out->m);
     uint16_t *o = gcr_tensor_data(out);
     switch (out->m.dtype) {
-    case GCR_F16: for (int64_t i = 0; i < n; i++) o[i] = gcr_f32_to_f16(f[i]); break;
+    case GCR_F16: gcr_f32_to_f16_n(o, 1, f, 1, n); break;
     case GCR_BF16: for (int64_t i = 0; i < n; i++) o[i] = gcr_f32_to_bf16(f[i]); break;
     default: for (int64_t i = 0; i < n; i++) gcr_store_f32(gcr_tensor_data(out), out->m.dtype, i, f[i]);
     }

@@ -61,7 +61,7 @@ static void load_row(float *dst, const void *base, gcr_dtype t, int64_t off, int
     }
     const uint16_t *p = (const uint16_t *)base + off;
     if (t == GCR_F16)
-        for (int64_t i = 0; i < n; i++) dst[i] = gcr_f16_to_f32(p[i * stride]);
+        gcr_f16_to_f32_n(dst, 1, p, stride, n);
     else
         for (int64_t i = 0; i < n; i++) dst[i] = gcr_bf16_to_f32(p[i * stride]);
 }
@@ -70,7 +70,7 @@ static void store_row(void *base, gcr_dtype t, int64_t off, int64_t stride, cons
 {
     uint16_t *p = (uint16_t *)base + off;
     if (t == GCR_F16)
-        for (int64_t i = 0; i < n; i++) p[i * stride] = gcr_f32_to_f16(src[i]);
+        gcr_f32_to_f16_n(p, stride, src, 1, n);
     else if (t == GCR_BF16)
         for (int64_t i = 0; i < n; i++) p[i * stride] = gcr_f32_to_bf16(src[i]);
     else
