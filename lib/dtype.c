@@ -167,3 +167,41 @@ void gcr_store_f32(void *p, gcr_dtype t, int64_t i, float v)
     default: break;
     }
 }
+
+void gcr_load_f32_n(float *dst, int64_t ds, const void *p, gcr_dtype t, int64_t off, int64_t ps, int64_t n)
+{
+    switch (t) {
+    case GCR_F32: {
+        const float *s = (const float *)p + off;
+        for (int64_t i = 0; i < n; i++) dst[i * ds] = s[i * ps];
+        break;
+    }
+    case GCR_F16: gcr_f16_to_f32_n(dst, ds, (const uint16_t *)p + off, ps, n); break;
+    case GCR_BF16: {
+        const uint16_t *s = (const uint16_t *)p + off;
+        for (int64_t i = 0; i < n; i++) dst[i * ds] = gcr_bf16_to_f32(s[i * ps]);
+        break;
+    }
+    default:
+        for (int64_t i = 0; i < n; i++) dst[i * ds] = gcr_load_f32(p, t, off + i * ps);
+    }
+}
+
+void gcr_store_f32_n(void *p, gcr_dtype t, int64_t off, int64_t ps, const float *src, int64_t ss, int64_t n)
+{
+    switch (t) {
+    case GCR_F32: {
+        float *d = (float *)p + off;
+        for (int64_t i = 0; i < n; i++) d[i * ps] = src[i * ss];
+        break;
+    }
+    case GCR_F16: gcr_f32_to_f16_n((uint16_t *)p + off, ps, src, ss, n); break;
+    case GCR_BF16: {
+        uint16_t *d = (uint16_t *)p + off;
+        for (int64_t i = 0; i < n; i++) d[i * ps] = gcr_f32_to_bf16(src[i * ss]);
+        break;
+    }
+    default:
+        for (int64_t i = 0; i < n; i++) gcr_store_f32(p, t, off + i * ps, src[i * ss]);
+    }
+}

@@ -246,5 +246,9 @@ bool gcr_dtype_is_float(gcr_dtype t);
 /* element i of a typed buffer as f32 / stored from f32 (rounding to nearest even for f16/bf16) */
 float gcr_load_f32(const void *p, gcr_dtype t, int64_t i);
 void gcr_store_f32(void *p, gcr_dtype t, int64_t i, float v);
+/* the same for a run of n elements: p[off + i * ps] -> dst[i * ds], and src[i * ss] -> p[off + i * ps]
+ * (f16 in bulk: gcr_f16_to_f32_n / gcr_f32_to_f16_n) */
+void gcr_load_f32_n(float *dst, int64_t ds, const void *p, gcr_dtype t, int64_t off, int64_t ps, int64_t n);
+void gcr_store_f32_n(void *p, gcr_dtype t, int64_t off, int64_t ps, const float *src, int64_t ss, int64_t n);
 
 #endif /* GCR_INTERNAL_H */

@@ -146,10 +146,8 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
                 } else if (k == 2) {
                     float c = gcr_load_f32(p, dt, 0);
                     for (int t = 0; t < cnt; t++) out[t] = c;
-                } else if (k == 1 && dt == GCR_F16) {
-                    gcr_f16_to_f32_n(out, 1, (const uint16_t *)p + base, 1, cnt);
                 } else if (k == 1) {
-                    for (int t = 0; t < cnt; t++) out[t] = gcr_load_f32(p, dt, base + t);
+                    gcr_load_f32_n(out, 1, p, dt, base, 1, cnt);
                 } else if (dt == GCR_F32) {
                     for (int t = 0; t < cnt; t++) out[t] = ((const float *)p)[off[t]];
                 } else if (dt == GCR_F16) { /* gather the halves, convert in bulk */
@@ -183,8 +181,7 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
             char k = tp->kind[g->n_in + o];
             const int64_t *off = st->offs + (size_t)(g->n_in + o) * GCR_TILE;
             if (k == 1 && dt == GCR_F32) memcpy((float *)p + base, val, sizeof(float) * (size_t)cnt);
-            else if (k == 1 && dt == GCR_F16) gcr_f32_to_f16_n((uint16_t *)p + base, 1, val, 1, cnt);
-            else if (k == 1) for (int t = 0; t < cnt; t++) gcr_store_f32(p, dt, base + t, val[t]);
+            else if (k == 1) gcr_store_f32_n(p, dt, base, 1, val, 1, cnt);
             else if (k == 2) gcr_store_f32(p, dt, 0, val[cnt - 1]);
             else if (dt == GCR_F16) { /* convert in bulk, scatter the halves */
                 uint16_t h[GCR_TILE];

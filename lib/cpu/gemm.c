@@ -296,25 +296,7 @@ void gcr_cpu_gather_f32(const gcr_tensor *t, float *dst, const int64_t *dst_st)
             so += idx[d] * m->strides[d];
             dof += idx[d] * dst_st[d];
         }
-        float *o = dst + dof;
-        switch (m->dtype) {
-        case GCR_F32: {
-            const float *s = (const float *)src + so;
-            for (int64_t i = 0; i < n; i++) o[i * ds] = s[i * ss];
-            break;
-        }
-        case GCR_F16: {
-            gcr_f16_to_f32_n(o, ds, (const uint16_t *)src + so, ss, n);
-            break;
-        }
-        case GCR_BF16: {
-            const uint16_t *s = (const uint16_t *)src + so;
-            for (int64_t i = 0; i < n; i++) o[i * ds] = gcr_bf16_to_f32(s[i * ss]);
-            break;
-        }
-        default:
-            for (int64_t i = 0; i < n; i++) o[i * ds] = gcr_load_f32(src, m->dtype, so + i * ss);
-        }
+        gcr_load_f32_n(dst + dof, ds, src, m->dtype, so, ss, n);
         int d = in - 1;
         for (; d >= 0; d--) {
             if (++idx[d] < m->shape[d]) break;
@@ -353,11 +335,5 @@ void gcr_cpu_out_finish(gcr_tensor *out, const float *f)
 {
     if (out->m.dtype == GCR_F32) return;
     /* out is dense, so f (laid out with out's strides) maps onto it element for element */
-    int64_t n = gcr_meta_numel(&out->m);
-    uint16_t *o = gcr_tensor_data(out);
-    switch (out->m.dtype) {
-    case GCR_F16: gcr_f32_to_f16_n(o, 1, f, 1, n); break;
-    case GCR_BF16: for (int64_t i = 0; i < n; i++) o[i] = gcr_f32_to_bf16(f[i]); break;
-    default: for (int64_t i = 0; i < n; i++) gcr_store_f32(gcr_tensor_data(out), out->m.dtype, i, f[i]);
-    }
+    gcr_store_f32_n(gcr_tensor_data(out), out->m.dtype, 0, 1, f, 1, gcr_meta_numel(&out->m));
 }

@@ -51,32 +51,6 @@ static void pw_row_f32(gcr_op op, int64_t n, float *restrict o, int64_t so, cons
     }
 }
 
-/* contiguous f16/bf16/f32 run -> f32 and back */
-static void load_row(float *dst, const void *base, gcr_dtype t, int64_t off, int64_t stride, int64_t n)
-{
-    if (t == GCR_F32) {
-        const float *p = (const float *)base + off;
-        for (int64_t i = 0; i < n; i++) dst[i] = p[i * stride];
-        return;
-    }
-    const uint16_t *p = (const uint16_t *)base + off;
-    if (t == GCR_F16)
-        gcr_f16_to_f32_n(dst, 1, p, stride, n);
-    else
-        for (int64_t i = 0; i < n; i++) dst[i] = gcr_bf16_to_f32(p[i * stride]);
-}
-
-static void store_row(void *base, gcr_dtype t, int64_t off, int64_t stride, const float *src, int64_t n)
-{
-    uint16_t *p = (uint16_t *)base + off;
-    if (t == GCR_F16)
-        gcr_f32_to_f16_n(p, stride, src, 1, n);
-    else if (t == GCR_BF16)
-        for (int64_t i = 0; i < n; i++) p[i * stride] = gcr_f32_to_bf16(src[i]);
-    else
-        for (int64_t i = 0; i < n; i++) ((float *)base)[off + i * stride] = src[i];
-}
-
 /* ---------------------------------------------------------------- cast */
 
 static bool is_int(gcr_dtype t) { return t == GCR_I32 || t == GCR_I64 || t == GCR_BOOL; }
@@ -185,11 +159,11 @@ gcr_status gcr_cpu_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
                     in[k] = (const float *)base[k] + off;
                     s[k] = si;
                 } else if (si == 0) { /* broadcast along the row: convert once */
-                    load_row(stage[k], base[k], dt[k], off, 0, 1);
+                    gcr_load_f32_n(stage[k], 1, base[k], dt[k], off, 0, 1);
                     in[k] = stage[k];
                     s[k] = 0;
                 } else {
-                    load_row(stage[k], base[k], dt[k], off, si, n);
+                    gcr_load_f32_n(stage[k], 1, base[k], dt[k], off, si, n);
                     in[k] = stage[k];
                     s[k] = 1;
                 }
@@ -199,7 +173,7 @@ gcr_status gcr_cpu_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
                 pw_row_f32(c->op, n, (float *)obase + ooff, so, in, s, p0, p1);
             } else {
                 pw_row_f32(c->op, n, ostage, 1, in, s, p0, p1);
-                store_row(obase, odt, ooff, so, ostage, n);
+                gcr_store_f32_n(obase, odt, ooff, so, ostage, 1, n);
             }
         }
     } while (gcr_iter_next(&it));
