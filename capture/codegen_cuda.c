@@ -609,8 +609,10 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
         if (K->pro[j]) return unsupported(cg, "%s: a prologue on reduction input %d", K->name, j);
     int nd = xm->ndim;
-    bool red[GCR_MAX_DIMS] = {0};
-    for (int i = 0; i < A->p.n; i++) red[A->p.v[i]] = true;
+    gcr_resolved r;
+    char err[256];
+    if (gcr_resolve(A->op, &A->p, xm, &r, err, sizeof err) != GCR_OK) return unsupported(cg, "%s: %s", K->name, err);
+    const bool *red = r.red;
     int64_t R = 1, M = 1;
     for (int d = 0; d < nd; d++) {
         if (red[d]) R *= xm->shape[d];

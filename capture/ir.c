@@ -1,7 +1,6 @@
 /* ir.c — the capture IR's storage: values and nodes as growable arrays, copies for variants,
  * consumer counts and the output list, and re-inference for a new input signature. */
 #include "ir.h"
-#include <stdio.h>
 #include <stdlib.h>
 
 gcr_ir *gcr_ir_new(gcr_ctx *ctx, void *owner)
@@ -199,17 +198,11 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs)
 {
     /* stand-in tensors carry the metas gcr_infer reads */
     gcr_tensor *tmp = calloc((size_t)(ir->n_values ? ir->n_values : 1), sizeof *tmp);
-    gcr_meta *rec = malloc(sizeof *rec * (size_t)(ir->n_values ? ir->n_values : 1)); /* as recorded */
-    if (!tmp || !rec) {
-        free(tmp);
-        free(rec);
-        return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory re-inferring");
-    }
+    if (!tmp) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory re-inferring");
     for (int v = 0; v < ir->n_values; v++) {
         tmp[v].ctx = ir->ctx;
         tmp[v].m = ir->values[v].m;
         tmp[v].value = v;
-        rec[v] = ir->values[v].m;
     }
     for (int i = 0; i < ir->n_inputs; i++) {
         ir->values[ir->inputs[i]].m = inputs[i];
@@ -227,10 +220,6 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs)
         for (int k = 0; k < n->n_in; k++) c.in[k] = n->in[k] >= 0 ? &tmp[n->in[k]] : NULL;
         gcr_meta m;
         char err[512];
-        if (gcr_frozen_shape_changed(n, &rec[n->in[0]], &tmp[n->in[0]].m, err, sizeof err)) {
-            s = gcr_set_error(ir->ctx, GCR_ERR_SHAPE, "re-specialising the graph for new input shapes: %s", err);
-            break;
-        }
         s = gcr_infer(&c, &m, err, sizeof err);
         if (s != GCR_OK) {
             gcr_set_error(ir->ctx, s, "re-specialising the graph for new input shapes: %s", err);
@@ -246,17 +235,5 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs)
         }
     }
     free(tmp);
-    free(rec);
     return s;
-}
-
-bool gcr_frozen_shape_changed(const gcr_node *n, const gcr_meta *recorded, const gcr_meta *now, char *err, size_t errn)
-{
-    if (n->op != GCR_OP_RESHAPE && n->op != GCR_OP_SLICE) return false;
-    if (gcr_meta_same_shape(recorded, now)) return false;
-    char b1[96], b2[96];
-    snprintf(err, errn, "%s: its parameters were frozen at capture for input %s, the input is now %s "
-             "(capture again, or use a region, which re-traces)", gcr_op_table[n->op].name,
-             gcr_meta_str(recorded, b1, sizeof b1), gcr_meta_str(now, b2, sizeof b2));
-    return true;
 }

@@ -175,13 +175,11 @@ gcr_status gcr_ir_own(gcr_ir *ir, gcr_tensor *t);
 /* Bytes a value's buffer needs (span * dtype size). */
 size_t gcr_value_bytes(const gcr_value *v);
 /* Sets the INPUT values' metas to inputs[] (graph input order) and re-runs shape inference over
- * every live node (a new input signature). Fails with the op's message when a frozen parameter
- * no longer fits, and with GCR_ERR_SHAPE when a reshape or slice would see another input shape
- * than at capture: their frozen parameters would then silently differ from the user's code. */
+ * every live node (a new input signature). Nodes hold their parameters as the caller wrote them,
+ * so axes, negative indices and -1 dims apply to the new shapes as an eager call would apply
+ * them; where they cannot (a literal reshape of another element count, an axis past the new
+ * rank) it fails with the op's message. */
 gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs);
-/* True (with err) when node n is a reshape/slice whose input shape differs from the recorded. */
-bool gcr_frozen_shape_changed(const gcr_node *n, const gcr_meta *recorded, const gcr_meta *now, char *err,
-                              size_t errn);
 
 /* ---------------------------------------------------------------- fusion */
 

@@ -289,7 +289,15 @@ GCR_API gcr_tensor *gcr_graph_get_input(gcr_graph *g, int i);  /* borrowed */
 GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; static buffer */
 /* Replaces input i by t for later replays: same signature patches pointers, no re-capture; a
  * different dtype/shape/strides/device re-traces or falls back to eager (knobs.retrace) at the
- * next replay. t must outlive its use by the graph. */
+ * next replay. t must outlive its use by the graph.
+ * t may have another rank or size: each captured call then applies its parameters as written,
+ * as the same call on t would eagerly. Axes and negative indices count from t's end (a sum over
+ * axis -1 of a [3,5] capture sums t's last dim), slice bounds clamp to t's dims, reshape's -1
+ * and flatten's dims are worked out anew. Where a parameter as written cannot apply (a literal
+ * reshape to another element count, a permutation or axis beyond t's rank), that replay fails
+ * with the op's GCR_ERR_SHAPE / GCR_ERR_PARAM message naming the op and the values, as the eager
+ * call would, and runs nothing. Choices the API made from the captured shapes stay as made:
+ * matmul's lifting of a 1-d operand, the copy a reshape of a strided input makes. */
 GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
 /* Runs the graph on the current contents of its inputs; outputs are overwritten. */
 GCR_API gcr_status gcr_graph_replay(gcr_graph *g);

@@ -5,8 +5,10 @@
 
 int64_t gcr_view_offset(const gcr_call *c)
 {
-    if (c->op != GCR_OP_SLICE) return 0;
-    return c->p.v[1] * c->in[0]->m.strides[c->p.v[0]];
+    gcr_resolved r;
+    char err[8];
+    if (c->op != GCR_OP_SLICE || gcr_resolve(c->op, &c->p, &c->in[0]->m, &r, err, sizeof err) != GCR_OK) return 0;
+    return r.len ? r.start * c->in[0]->m.strides[r.axis] : 0;
 }
 
 gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)

@@ -34,6 +34,151 @@ static void pick_format(const gcr_call *c, gcr_meta *out)
     gcr_meta_set_format(out, f);
 }
 
+/* ---------------------------------------------------------------- parameters as written */
+
+/* axis a as written (negative counts from the end) in a rank-nd input; -1 when outside it */
+static int axis_in(int64_t a, int nd)
+{
+    if (a < 0) a += nd;
+    return a >= 0 && a < nd ? (int)a : -1;
+}
+
+/* "a,b,c": the n values as written */
+static char *list_str(const int64_t *v, int n, char *buf, size_t bn)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && k < bn; i++) k += (size_t)snprintf(buf + k, bn - k, i ? ",%lld" : "%lld", (long long)v[i]);
+    return buf;
+}
+
+static gcr_status resolve_reduce(gcr_op op, const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err,
+                                 size_t errn)
+{
+    char b[96], l[128];
+    for (int d = 0; d < x->ndim; d++) r->red[d] = p->n == 0;
+    for (int i = 0; i < p->n; i++) {
+        int a = axis_in(p->v[i], x->ndim);
+        if (a < 0 || r->red[a])
+            FAIL(GCR_ERR_PARAM, "%s: axis %lld (of axes %s) invalid or repeated for %s", gcr_op_table[op].name,
+                 (long long)p->v[i], list_str(p->v, p->n, l, sizeof l), gcr_meta_str(x, b, sizeof b));
+        r->red[a] = true;
+    }
+    return GCR_OK;
+}
+
+static gcr_status resolve_permute(const gcr_params *p, const gcr_meta *x, char *err, size_t errn)
+{
+    char b[96], l[128];
+    bool seen[GCR_MAX_DIMS] = {0};
+    if (p->n != x->ndim)
+        FAIL(GCR_ERR_PARAM, "permute: perm (%s) has %d entries, input %s has %d dims", list_str(p->v, p->n, l, sizeof l),
+             p->n, gcr_meta_str(x, b, sizeof b), x->ndim);
+    for (int i = 0; i < p->n; i++) {
+        if (p->v[i] < 0 || p->v[i] >= x->ndim || seen[p->v[i]])
+            FAIL(GCR_ERR_PARAM, "permute: entry %d (%lld) of perm (%s) is not a permutation of the dims of %s", i,
+                 (long long)p->v[i], list_str(p->v, p->n, l, sizeof l), gcr_meta_str(x, b, sizeof b));
+        seen[p->v[i]] = true;
+    }
+    return GCR_OK;
+}
+
+/* PyTorch's rules: negative start/end count from the end, both clamp to [0, n] */
+static gcr_status resolve_slice(const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
+{
+    char b[96];
+    int64_t start = p->v[1], end = p->v[2], step = p->v[3];
+    r->axis = axis_in(p->v[0], x->ndim);
+    if (r->axis < 0 || step < 1)
+        FAIL(GCR_ERR_PARAM, "slice: dim %lld / step %lld invalid for %s", (long long)p->v[0], (long long)step,
+             gcr_meta_str(x, b, sizeof b));
+    int64_t n = x->shape[r->axis];
+    if (start < 0) start += n;
+    if (end < 0) end += n;
+    start = start < 0 ? 0 : start > n ? n : start;
+    end = end < start ? start : end > n ? n : end;
+    r->start = start;
+    r->step = step;
+    r->len = end > start ? (end - start - 1) / step + 1 : 0; /* (end - start + step - 1) / step overflows */
+    return GCR_OK;
+}
+
+/* a * b for non-negative sizes, false when it passes 2^62 (far beyond any tensor) */
+static bool size_mul(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out) && *out <= ((int64_t)1 << 62);
+}
+
+static gcr_status resolve_flatten(const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
+{
+    char b[96];
+    if (x->ndim == 0) { /* a scalar flattens to [1], whatever the dims */
+        r->ndim = 1;
+        r->shape[0] = 1;
+        return GCR_OK;
+    }
+    int s = axis_in(p->v[0], x->ndim), e = axis_in(p->v[1], x->ndim);
+    if (s < 0 || e < 0 || s > e)
+        FAIL(GCR_ERR_PARAM, "flatten: dims %lld..%lld invalid for %s", (long long)p->v[0], (long long)p->v[1],
+             gcr_meta_str(x, b, sizeof b));
+    r->ndim = 0;
+    for (int d = 0; d < s; d++) r->shape[r->ndim++] = x->shape[d];
+    int64_t f = 1;
+    for (int d = s; d <= e; d++)
+        if (!size_mul(f, x->shape[d], &f)) FAIL(GCR_ERR_SHAPE, "flatten: %s too large", gcr_meta_str(x, b, sizeof b));
+    r->shape[r->ndim++] = f;
+    for (int d = e + 1; d < x->ndim; d++) r->shape[r->ndim++] = x->shape[d];
+    return GCR_OK;
+}
+
+static gcr_status resolve_reshape(const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
+{
+    if (p->flatten) return resolve_flatten(p, x, r, err, errn);
+    char b[96], l[200];
+    int infer = -1;
+    int64_t known = 1, bound = 1, numel = gcr_meta_numel(x); /* bound: product of max(dim, 1), for the strides */
+    r->ndim = p->n;
+    for (int i = 0; i < p->n; i++) {
+        r->shape[i] = p->v[i];
+        if (p->v[i] == -1 && infer < 0) {
+            infer = i;
+            continue;
+        }
+        if (p->v[i] < 0)
+            FAIL(GCR_ERR_SHAPE, "reshape: dim %d of [%s] is %lld (only one -1 allowed) for %s", i,
+                 list_str(p->v, p->n, l, sizeof l), (long long)p->v[i], gcr_meta_str(x, b, sizeof b));
+        if (!size_mul(bound, p->v[i] ? p->v[i] : 1, &bound))
+            FAIL(GCR_ERR_SHAPE, "reshape: new shape [%s] too large for %s", list_str(p->v, p->n, l, sizeof l),
+                 gcr_meta_str(x, b, sizeof b));
+        known *= p->v[i];
+    }
+    if (infer >= 0) r->shape[infer] = known ? numel / known : 0;
+    if (infer >= 0 ? (known ? numel % known != 0 : numel != 0) : known != numel)
+        FAIL(GCR_ERR_SHAPE, "reshape: %s has %lld elements, the new shape [%s] does not hold them", gcr_meta_str(x, b, sizeof b),
+             (long long)numel, list_str(p->v, p->n, l, sizeof l));
+    return GCR_OK;
+}
+
+gcr_status gcr_resolve(gcr_op op, const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
+{
+    char b[96];
+    memset(r, 0, sizeof *r);
+    switch (op) {
+    case GCR_OP_SUM: case GCR_OP_MEAN: case GCR_OP_MAX: return resolve_reduce(op, p, x, r, err, errn);
+    case GCR_OP_PERMUTE: return resolve_permute(p, x, err, errn);
+    case GCR_OP_SLICE: return resolve_slice(p, x, r, err, errn);
+    case GCR_OP_RESHAPE: return resolve_reshape(p, x, r, err, errn);
+    case GCR_OP_CONCAT:
+        r->axis = axis_in(p->v[0], x->ndim);
+        if (r->axis < 0)
+            FAIL(GCR_ERR_PARAM, "concat: axis %lld invalid for inputs like %s", (long long)p->v[0], gcr_meta_str(x, b, sizeof b));
+        return GCR_OK;
+    default: return GCR_OK;
+    }
+}
+
+/* ---------------------------------------------------------------- inference per op kind */
+
 static gcr_status infer_pointwise(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96], b2[96];
@@ -85,17 +230,17 @@ static gcr_status infer_reduce(const gcr_call *c, gcr_meta *out, char *err, size
 {
     GCR_TRY(need_float(c, 0, err, errn));
     const gcr_meta *x = &c->in[0]->m;
-    bool red[GCR_MAX_DIMS] = {0};
-    for (int i = 0; i < c->p.n; i++) red[c->p.v[i]] = true; /* axes normalised by the API */
+    gcr_resolved r;
+    GCR_TRY(gcr_resolve(c->op, &c->p, x, &r, err, errn));
     *out = *x;
     out->ndim = 0;
     for (int d = 0; d < x->ndim; d++) {
-        if (!red[d]) out->shape[out->ndim++] = x->shape[d];
+        if (!r.red[d]) out->shape[out->ndim++] = x->shape[d];
         else if (c->p.keepdim) out->shape[out->ndim++] = 1;
     }
     if (c->op == GCR_OP_MAX) {
         for (int d = 0; d < x->ndim; d++)
-            if (red[d] && x->shape[d] == 0) {
+            if (r.red[d] && x->shape[d] == 0) {
                 char b[96];
                 FAIL(GCR_ERR_SHAPE, "max: reducing empty dim %d of %s", d, M(0, b));
             }
@@ -224,32 +369,30 @@ static gcr_status infer_view(const gcr_call *c, gcr_meta *out, char *err, size_t
 {
     char b1[96];
     const gcr_meta *x = &c->in[0]->m;
+    gcr_resolved r;
+    GCR_TRY(gcr_resolve(c->op, &c->p, x, &r, err, errn));
     *out = *x;
     switch (c->op) {
-    case GCR_OP_RESHAPE: {
-        int64_t n = 1;
-        out->ndim = c->p.n;
-        for (int i = 0; i < c->p.n; i++) n *= (out->shape[i] = c->p.v[i]);
-        if (n != gcr_meta_numel(x) || c->p.n > GCR_MAX_DIMS)
-            FAIL(GCR_ERR_SHAPE, "reshape: %s has %lld elements, the new shape %lld", M(0, b1),
-                 (long long)gcr_meta_numel(x), (long long)n);
-        if (!gcr_meta_is_contiguous(x)) FAIL(GCR_ERR_INTERNAL, "reshape: view of non-contiguous %s", M(0, b1));
+    case GCR_OP_RESHAPE:
+        /* the API copies a strided input first; a graph bound to a strided input lands here */
+        if (!gcr_meta_is_contiguous(x))
+            FAIL(GCR_ERR_SHAPE, "%s: input %s is not contiguous (the call was made on a contiguous one)",
+                 c->p.flatten ? "flatten" : "reshape", M(0, b1));
+        out->ndim = r.ndim;
+        memcpy(out->shape, r.shape, sizeof r.shape);
         gcr_meta_set_contiguous(out);
         return GCR_OK;
-    }
     case GCR_OP_PERMUTE:
         for (int i = 0; i < x->ndim; i++) {
             out->shape[i] = x->shape[c->p.v[i]];
             out->strides[i] = x->strides[c->p.v[i]];
         }
         return GCR_OK;
-    case GCR_OP_SLICE: {
-        int d = (int)c->p.v[0];
-        int64_t start = c->p.v[1], end = c->p.v[2], step = c->p.v[3];
-        out->shape[d] = end > start ? (end - start + step - 1) / step : 0;
-        out->strides[d] = x->strides[d] * step;
+    case GCR_OP_SLICE:
+        out->shape[r.axis] = r.len;
+        /* with two or more elements step is below the dim's size, so the stride stays within x's span */
+        if (r.len > 1) out->strides[r.axis] = x->strides[r.axis] * r.step;
         return GCR_OK;
-    }
     default: FAIL(GCR_ERR_INTERNAL, "%s: not a view", opname(c));
     }
 }
@@ -265,7 +408,9 @@ static gcr_status infer_movement(const gcr_call *c, gcr_meta *out, char *err, si
         return GCR_OK;
     }
     /* CONCAT */
-    int axis = (int)c->p.v[0];
+    gcr_resolved r;
+    GCR_TRY(gcr_resolve(c->op, &c->p, out, &r, err, errn));
+    int axis = r.axis;
     bool all_nhwc = true;
     out->shape[axis] = 0;
     for (int i = 0; i < c->n_in; i++) {

@@ -66,10 +66,13 @@ typedef struct gcr_params {
     int has_scalar;      /* binary op whose b is the scalar f[0] */
     gcr_dtype dtype;     /* CAST target */
     int n;               /* entries used in v */
-    int64_t v[GCR_MAX_DIMS]; /* SUM/MEAN/MAX axes (normalised, sorted); PERMUTE perm; RESHAPE shape;
-                                SLICE dim,start,end,step (normalised); CONCAT axis in v[0];
-                                ADAPTIVE_AVG_POOL2D out h,w */
+    int64_t v[GCR_MAX_DIMS]; /* as the caller wrote them, so that a graph bound to an input of another
+                                rank or size applies them anew (gcr_resolve): SUM/MEAN/MAX axes (n 0:
+                                all); PERMUTE perm; RESHAPE shape (one -1 allowed), or with flatten set
+                                start_dim, end_dim; SLICE dim, start, end, step; CONCAT axis;
+                                ADAPTIVE_AVG_POOL2D out h, w */
     int keepdim;
+    int flatten;         /* RESHAPE written as gcr_flatten */
     gcr_format fmt;      /* CONTIGUOUS target */
     gcr_conv2d_params conv;
     gcr_pool2d_params pool;
@@ -84,6 +87,20 @@ typedef struct gcr_call {
     gcr_tensor *in[GCR_MAX_INPUTS]; /* optional inputs may be NULL */
     gcr_params p;
 } gcr_call;
+
+/* A call's parameters applied to its input's meta x: axes and indices counted from the end, slice
+ * bounds clamped, the new shape of a reshape or flatten worked out. */
+typedef struct gcr_resolved {
+    bool red[GCR_MAX_DIMS];   /* SUM/MEAN/MAX: the dims reduced */
+    int axis;                 /* CONCAT axis, SLICE dim */
+    int64_t start, len, step; /* SLICE: first index and number of elements taken */
+    int ndim;                 /* RESHAPE: the new shape */
+    int64_t shape[GCR_MAX_DIMS];
+} gcr_resolved;
+/* The one place parameters as written meet the input they apply to: eager calls, gcr_infer, the
+ * backends and re-inference for a new input signature all resolve through it. Fails (naming the
+ * op, the values as written and x) where they cannot apply to x. */
+gcr_status gcr_resolve(gcr_op op, const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn);
 
 /* Infers the result's meta (dtype, shape, dense strides in the format the op yields) and
  * validates dtypes and parameters; on failure fills err (op name and shapes). */

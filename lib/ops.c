@@ -1,5 +1,7 @@
-/* ops.c — the public op entry points: argument checks, parameter normalisation (axes, -1 dims,
- * defaults), and composites written as their primitives so eager mode pays per primitive. */
+/* ops.c — the public op entry points: argument checks, parameters recorded as the caller wrote them
+ * (gcr_resolve applies axes, negative indices and -1 dims to the input, in eager calls and in
+ * graphs re-specialised for another input alike), defaults, and composites written as their
+ * primitives so eager mode pays per primitive. */
 #include "internal.h"
 #include <stdio.h>
 
@@ -150,25 +152,15 @@ static gcr_tensor *reduce(gcr_ctx *ctx, gcr_op op, gcr_tensor *x, const int *axe
 {
     const char *fn = gcr_op_table[op].name;
     NEED(ctx, x, fn);
-    gcr_call c = call1(op, x);
-    int nd = x->m.ndim;
-    bool seen[GCR_MAX_DIMS] = {0};
-    char b[96];
-    if (naxes < 0 || naxes > nd || (naxes > 0 && !axes)) {
-        gcr_set_error(ctx, GCR_ERR_PARAM, "%s: %d axes given for %s", fn, naxes, gcr_meta_str(&x->m, b, sizeof b));
+    if (naxes < 0 || naxes > GCR_MAX_DIMS || (naxes > 0 && !axes)) {
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_PARAM, "%s: %d axes given%s for %s", fn, naxes, axes ? "" : " (NULL array)",
+                      gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
-    for (int i = 0; i < naxes; i++) {
-        int a = axes[i] < 0 ? axes[i] + nd : axes[i];
-        if (a < 0 || a >= nd || seen[a]) {
-            gcr_set_error(ctx, GCR_ERR_PARAM, "%s: axis %d invalid or repeated for %s", fn, axes[i],
-                          gcr_meta_str(&x->m, b, sizeof b));
-            return NULL;
-        }
-        seen[a] = true;
-    }
-    for (int d = 0; d < nd; d++)
-        if (seen[d] || naxes == 0) c.p.v[c.p.n++] = d;
+    gcr_call c = call1(op, x);
+    c.p.n = naxes;
+    for (int i = 0; i < naxes; i++) c.p.v[i] = axes[i];
     c.p.keepdim = keepdim ? 1 : 0;
     return gcr_dispatch(ctx, &c);
 }
@@ -303,63 +295,52 @@ gcr_tensor *gcr_contiguous(gcr_ctx *ctx, gcr_tensor *x, gcr_format fmt)
     return gcr_dispatch(ctx, &c);
 }
 
+/* A reshape call is a view of a contiguous input: a strided one is copied first. */
+static gcr_tensor *reshape_of(gcr_ctx *ctx, gcr_call *c)
+{
+    gcr_tensor *x = c->in[0];
+    if (gcr_meta_is_contiguous(&x->m)) return gcr_dispatch(ctx, c);
+    char err[8];
+    gcr_resolved r;
+    if (gcr_resolve(c->op, &c->p, &x->m, &r, err, sizeof err) != GCR_OK)
+        return gcr_dispatch(ctx, c); /* an invalid shape fails on x itself, before any copy */
+    gcr_tensor *d = gcr_contiguous(ctx, x, GCR_NCHW);
+    if (!d) return NULL;
+    c->in[0] = d;
+    gcr_tensor *y = gcr_dispatch(ctx, c);
+    gcr_tensor_free(d); /* the view keeps the storage alive */
+    return y;
+}
+
 gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape)
 {
     NEED(ctx, x, "reshape");
     char b[96];
-    if (ndim < 0 || ndim > GCR_MAX_DIMS || (ndim > 0 && !shape)) {
-        gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: invalid new rank %d for %s", ndim, gcr_meta_str(&x->m, b, sizeof b));
+    if (ndim < 0 || ndim > GCR_MAX_DIMS) {
+        gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: new rank %d outside 0..%d for %s", ndim, GCR_MAX_DIMS,
+                      gcr_meta_str(&x->m, b, sizeof b));
+        return NULL;
+    }
+    if (ndim > 0 && !shape) {
+        gcr_set_error(ctx, GCR_ERR_INVALID, "reshape: NULL shape for new rank %d of %s", ndim,
+                      gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
     gcr_call c = call1(GCR_OP_RESHAPE, x);
-    int infer = -1;
-    int64_t known = 1, bound = 1; /* bound: product of max(dim, 1), kept from overflowing */
     c.p.n = ndim;
-    for (int i = 0; i < ndim; i++) {
-        c.p.v[i] = shape[i];
-        if (__builtin_mul_overflow(bound, shape[i] > 0 ? shape[i] : 1, &bound) || bound > ((int64_t)1 << 62)) {
-            gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: new shape too large (dim %d is %lld) for %s", i,
-                          (long long)shape[i], gcr_meta_str(&x->m, b, sizeof b));
-            return NULL;
-        }
-        if (shape[i] == -1 && infer < 0) infer = i;
-        else if (shape[i] < 0) {
-            gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: dim %d is %lld for %s", i, (long long)shape[i],
-                          gcr_meta_str(&x->m, b, sizeof b));
-            return NULL;
-        } else known *= shape[i];
-    }
-    if (infer >= 0) c.p.v[infer] = known ? gcr_meta_numel(&x->m) / known : 0;
-    if (gcr_meta_is_contiguous(&x->m)) return gcr_dispatch(ctx, &c);
-    gcr_tensor *d = gcr_contiguous(ctx, x, GCR_NCHW); /* a strided source is copied first */
-    if (!d) return NULL;
-    c.in[0] = d;
-    gcr_tensor *y = gcr_dispatch(ctx, &c);
-    gcr_tensor_free(d); /* the view keeps the storage alive */
-    return y;
+    for (int i = 0; i < ndim; i++) c.p.v[i] = shape[i];
+    return reshape_of(ctx, &c);
 }
 
 gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim)
 {
     NEED(ctx, x, "flatten");
-    int nd = x->m.ndim;
-    if (start_dim < 0) start_dim += nd;
-    if (end_dim < 0) end_dim += nd;
-    if (nd == 0) return gcr_reshape(ctx, x, 1, (int64_t[]){1});
-    if (start_dim < 0 || end_dim >= nd || start_dim > end_dim) {
-        char b[96];
-        gcr_set_error(ctx, GCR_ERR_PARAM, "flatten: dims %d..%d invalid for %s", start_dim, end_dim,
-                      gcr_meta_str(&x->m, b, sizeof b));
-        return NULL;
-    }
-    int64_t shape[GCR_MAX_DIMS];
-    int n = 0;
-    for (int d = 0; d < start_dim; d++) shape[n++] = x->m.shape[d];
-    int64_t f = 1;
-    for (int d = start_dim; d <= end_dim; d++) f *= x->m.shape[d];
-    shape[n++] = f;
-    for (int d = end_dim + 1; d < nd; d++) shape[n++] = x->m.shape[d];
-    return gcr_reshape(ctx, x, n, shape);
+    gcr_call c = call1(GCR_OP_RESHAPE, x);
+    c.p.flatten = 1;
+    c.p.n = 2;
+    c.p.v[0] = start_dim;
+    c.p.v[1] = end_dim;
+    return reshape_of(ctx, &c);
 }
 
 gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm)
@@ -367,37 +348,14 @@ gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm)
     NEED(ctx, x, "permute");
     NEED(ctx, perm, "permute");
     gcr_call c = call1(GCR_OP_PERMUTE, x);
-    bool seen[GCR_MAX_DIMS] = {0};
-    c.p.n = x->m.ndim;
-    for (int i = 0; i < x->m.ndim; i++) {
-        if (perm[i] < 0 || perm[i] >= x->m.ndim || seen[perm[i]]) {
-            char b[96];
-            gcr_set_error(ctx, GCR_ERR_PARAM, "permute: entry %d (%d) is not a permutation of the dims of %s", i,
-                          perm[i], gcr_meta_str(&x->m, b, sizeof b));
-            return NULL;
-        }
-        seen[perm[i]] = true;
-        c.p.v[i] = perm[i];
-    }
+    c.p.n = x->m.ndim; /* perm holds one entry per dim of x */
+    for (int i = 0; i < c.p.n; i++) c.p.v[i] = perm[i];
     return gcr_dispatch(ctx, &c);
 }
 
 gcr_tensor *gcr_slice(gcr_ctx *ctx, gcr_tensor *x, int dim, int64_t start, int64_t end, int64_t step)
 {
     NEED(ctx, x, "slice");
-    int nd = x->m.ndim;
-    if (dim < 0) dim += nd;
-    if (dim < 0 || dim >= nd || step < 1) {
-        char b[96];
-        gcr_set_error(ctx, GCR_ERR_PARAM, "slice: dim %d / step %lld invalid for %s", dim, (long long)step,
-                      gcr_meta_str(&x->m, b, sizeof b));
-        return NULL;
-    }
-    int64_t n = x->m.shape[dim];
-    if (start < 0) start += n;
-    if (end < 0) end += n;
-    start = start < 0 ? 0 : start > n ? n : start;
-    end = end < start ? start : end > n ? n : end;
     gcr_call c = call1(GCR_OP_SLICE, x);
     c.p.n = 4;
     c.p.v[0] = dim;
@@ -425,14 +383,6 @@ gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis)
             return NULL;
         }
         c.in[i] = xs[i];
-    }
-    int nd = xs[0]->m.ndim;
-    if (axis < 0) axis += nd;
-    if (axis < 0 || axis >= nd) {
-        char b[96];
-        gcr_set_error(ctx, GCR_ERR_PARAM, "concat: axis %d invalid for inputs like %s", axis,
-                      gcr_meta_str(&xs[0]->m, b, sizeof b));
-        return NULL;
     }
     c.p.n = 1;
     c.p.v[0] = axis;

@@ -49,7 +49,10 @@ gcr_status gcr_cpu_movement(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     }
     GCR_ASSERT(ctx, c->op == GCR_OP_CONCAT);
     /* each input lands in the slab of out starting at its running offset along axis */
-    int axis = (int)c->p.v[0];
+    gcr_resolved r;
+    char err[256];
+    GCR_CHECK(ctx, gcr_resolve(c->op, &c->p, om, &r, err, sizeof err) == GCR_OK, GCR_ERR_INTERNAL, "cpu: %s", err);
+    int axis = r.axis;
     int64_t at = 0;
     for (int i = 0; i < c->n_in; i++) {
         const gcr_tensor *x = c->in[i];

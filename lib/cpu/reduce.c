@@ -16,8 +16,10 @@ gcr_status gcr_cpu_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     const gcr_meta *xm = &x->m;
     GCR_ASSERT(ctx, gcr_op_table[c->op].kind == GCR_KIND_REDUCE && gcr_dtype_is_float(xm->dtype));
     GCR_ASSERT(ctx, gcr_meta_is_contiguous(&out->m));
-    bool red[GCR_MAX_DIMS] = {0};
-    for (int i = 0; i < c->p.n; i++) red[c->p.v[i]] = true;
+    gcr_resolved r;
+    char err[256];
+    GCR_CHECK(ctx, gcr_resolve(c->op, &c->p, xm, &r, err, sizeof err) == GCR_OK, GCR_ERR_INTERNAL, "cpu: %s", err);
+    const bool *red = r.red;
 
     int64_t on = gcr_meta_numel(&out->m), count = 1;
     /* acc strides over x's dims: row-major over the kept dims, 0 over reduced ones */

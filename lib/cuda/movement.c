@@ -95,7 +95,10 @@ gcr_status gcr_cuda_movement(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     if (c->op == GCR_OP_CONTIGUOUS)
         return gcr_cuda_copy_strided(ctx, &out->m, gcr_tensor_data(out), &c->in[0]->m, gcr_tensor_data(c->in[0]));
     GCR_ASSERT(ctx, c->op == GCR_OP_CONCAT);
-    int axis = (int)c->p.v[0];
+    gcr_resolved r;
+    char err[256];
+    GCR_CHECK(ctx, gcr_resolve(c->op, &c->p, &out->m, &r, err, sizeof err) == GCR_OK, GCR_ERR_INTERNAL, "cuda: %s", err);
+    int axis = r.axis;
     size_t es = gcr_dtype_size(out->m.dtype);
     int64_t at = 0;
     for (int i = 0; i < c->n_in; i++) {

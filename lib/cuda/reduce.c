@@ -38,8 +38,10 @@ gcr_status gcr_cuda_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     const gcr_meta *xm = &x->m;
     GCR_ASSERT(ctx, gcr_op_table[c->op].kind == GCR_KIND_REDUCE && gcr_dtype_is_float(xm->dtype));
     GCR_ASSERT(ctx, gcr_meta_is_contiguous(&out->m) && xm->dtype == out->m.dtype);
-    bool red[GCR_MAX_DIMS] = {0};
-    for (int i = 0; i < c->p.n; i++) red[c->p.v[i]] = true;
+    gcr_resolved r;
+    char err[256];
+    GCR_CHECK(ctx, gcr_resolve(c->op, &c->p, xm, &r, err, sizeof err) == GCR_OK, GCR_ERR_INTERNAL, "cuda: %s", err);
+    const bool *red = r.red;
 
     /* kept dims: operand 0 = row-major strides of the result over them, operand 1 = input */
     int64_t osh[GCR_MAX_DIMS], ost[2][GCR_MAX_DIMS], rsh[GCR_MAX_DIMS], rst[1][GCR_MAX_DIMS];
