@@ -94,6 +94,11 @@ $(BUILD)/test/%: test/%.c test/harness.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itest $(CFLAGS) $< -o $@ $(LINK_GCR)
 
+# test_oom fails each host allocation in turn: with --wrap the static library's own calls reach
+# the test's wrappers (private: the library's objects keep their flags)
+$(BUILD)/test/test_oom: private LINK_GCR += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=strdup,--wrap=free
+$(BUILD)/test/test_oom: private CFLAGS += -fno-builtin
+
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LINK_GCR)

@@ -96,6 +96,7 @@ int gcr_ir_add_value(gcr_ir *ir, const gcr_meta *m, gcr_vkind kind)
         int *in = realloc(ir->inputs, sizeof(int) * (size_t)(ir->n_inputs + 1));
         if (!in) {
             gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory for inputs");
+            ir->n_values--; /* not half-added */
             return -1;
         }
         ir->inputs = in;
@@ -159,8 +160,8 @@ gcr_status gcr_ir_link(gcr_ir *ir)
     free(fill);
     free(ir->outputs);
     ir->outputs = malloc(sizeof(int) * (size_t)(ir->n_values ? ir->n_values : 1));
-    if (!ir->outputs) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory for outputs");
     ir->n_outputs = 0;
+    if (!ir->outputs) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "capture: out of host memory for outputs");
     for (int v = 0; v < ir->n_values; v++) {
         gcr_value *x = &ir->values[v];
         x->out_index = -1;

@@ -279,6 +279,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
     int tail = 0;
     if (s == GCR_OK) {
         char *done = calloc((size_t)nk + 1, 1);
+        if (!done) s = GCR_ERR_OOM;
         for (int round = 0; round < nk && done; round++) {
             int pick = -1;
             for (int k = 0; k < nk; k++)
@@ -288,8 +289,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
             order[tail++] = pick;
             for (int j = 0; j < ndeps[pick]; j++) indeg[deps[pick][j]]--;
         }
-        free(done);
-        if (tail != nk) {
+        if (done && tail != nk) {
             if (ir->ctx->knobs.log >= 2) {
                 size_t len = gcr_ir_describe(ir, NULL, 0);
                 char *txt = malloc(len);
@@ -302,6 +302,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
             }
             s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
         }
+        free(done);
     }
     for (int k = 0; k < nk; k++) free(deps[k]);
     free(deps);

@@ -112,12 +112,11 @@ gcr_status gcr_capture_begin(gcr_ctx *ctx)
 
 int gcr_ctx_capturing(const gcr_ctx *ctx) { return ctx && ctx->mode != GCR_MODE_EAGER; }
 
-static void free_handles(gcr_ir *ir)
+void gcr_trace_free(gcr_ir *ir)
 {
-    for (int v = 0; v < ir->n_values; v++) {
-        gcr_tensor_destroy(ir->values[v].handle);
-        ir->values[v].handle = NULL;
-    }
+    if (!ir) return;
+    for (int v = 0; v < ir->n_values; v++) gcr_tensor_destroy(ir->values[v].handle);
+    gcr_ir_free(ir);
 }
 
 gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph)
@@ -133,8 +132,7 @@ gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph)
     ctx->mode = GCR_MODE_EAGER;
     if (ir->failed) {
         gcr_status s = ir->failed;
-        free_handles(ir);
-        gcr_ir_free(ir);
+        gcr_trace_free(ir);
         return gcr_set_error(ctx, s, "capture_end: an op failed while capturing; no graph was built");
     }
     return gcr_graph_from_trace(ctx, ir, true, graph);
@@ -162,10 +160,7 @@ void gcr_capture_ctx_free(gcr_ctx *ctx)
     gcr_capstate *cs = ctx->trace;
     gcr_regions_free(ctx);
     if (!cs) return;
-    if (cs->cur) {
-        free_handles(cs->cur);
-        gcr_ir_free(cs->cur);
-    }
+    gcr_trace_free(cs->cur);
     while (cs->graphs) gcr_graph_destroy(cs->graphs);
     free(cs);
     ctx->trace = NULL;

@@ -175,7 +175,10 @@ static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant *
         v->n_sig = g->n_inputs;
         v->sig = malloc(sizeof *v->sig * (size_t)(g->n_inputs ? g->n_inputs : 1));
         v->ir = gcr_ir_copy(g->trace);
-        if (!v->sig || !v->ir) { s = ctx->status ? ctx->status : GCR_ERR_OOM; break; }
+        if (!v->sig || !v->ir) {
+            s = gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory specialising the graph");
+            break;
+        }
         bool changed = false;
         for (int i = 0; i < g->n_inputs; i++) {
             v->sig[i] = sig[i];
@@ -300,6 +303,10 @@ static gcr_status graph_run(gcr_graph *g)
         variant_free(g, dup);
     }
     HASH_ADD(hh, g->variants, key, sizeof v->key, v);
+    if (GCR_HASH_ADD_FAILED(v)) {
+        variant_free(g, v);
+        return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory caching the graph's new variant");
+    }
     return variant_run(g, v);
 }
 
@@ -321,14 +328,17 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
 {
     *out = NULL;
     gcr_graph *g = calloc(1, sizeof *g);
-    if (!g) return gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
+    if (!g) {
+        if (owns_handles) gcr_trace_free(trace);
+        return gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
+    }
     g->ctx = ctx;
     g->tf32 = ctx->knobs.tf32;
     g->trace = trace;
     g->owns_handles = owns_handles;
     g->n_inputs = trace->n_inputs;
     g->in_t = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *g->in_t);
-    gcr_status s = g->in_t ? gcr_ir_link(trace) : GCR_ERR_OOM;
+    gcr_status s = g->in_t ? gcr_ir_link(trace) : gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
     for (int i = 0; i < g->n_inputs && s == GCR_OK; i++) g->in_t[i] = trace->values[trace->inputs[i]].ext;
     for (int i = 0; i < trace->n_nodes; i++) g->stats.ops_traced++;
     if (owns_handles && s == GCR_OK) {
@@ -418,9 +428,7 @@ void gcr_graph_destroy(gcr_graph *g)
         else cs->graphs = g->next;
         if (g->next) g->next->prev = g->prev;
     }
-    if (g->trace && g->owns_handles)
-        for (int x = 0; x < g->trace->n_values; x++) gcr_tensor_destroy(g->trace->values[x].handle);
-    if (g->owns_handles) gcr_ir_free(g->trace);
+    if (g->owns_handles) gcr_trace_free(g->trace);
     free(g->in_t);
     free(g->prof);
     free(g);

@@ -7,7 +7,7 @@
 #define GCR_REPLAY_GRAPH_H
 
 #include "../capture/ir.h"
-#include <uthash.h>
+#include "../lib/hash.h"
 
 typedef struct gcr_variant gcr_variant;
 
@@ -70,7 +70,10 @@ typedef struct gcr_prof_event {
     double ts_us, dur_us;
 } gcr_prof_event;
 
-/* Makes a graph from a finished trace (takes ownership) and runs it once. */
+/* Frees an explicit capture's trace with the traced handles it made (NULL: nothing). */
+void gcr_trace_free(gcr_ir *ir);
+/* Makes a graph from a finished trace and runs it once. With owns_handles (explicit capture) the
+ * graph takes the trace and its handles, also when it fails; a region keeps its own. */
 gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, gcr_graph **out);
 /* Builds (or finds) the variant for the current inputs and runs it; binds outputs. */
 gcr_status gcr_graph_run(gcr_graph *g);

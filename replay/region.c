@@ -34,8 +34,8 @@ struct gcr_region {
     int cursor;           /* check mode: next node to match */
     int n_marks, cap_marks;
     gcr_tensor **marks;   /* gcr_graph_output calls of this pass */
-    int n_handles, cap_handles;
-    gcr_tensor **handles; /* every traced tensor the region made (owned; stable across passes) */
+    gcr_tensor handles;   /* sentinel of the list of every traced tensor the region made (owned;
+                             stable across passes), chained through the handles' list links */
     uint64_t clock;
 };
 
@@ -209,6 +209,23 @@ gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t)
 
 /* ---------------------------------------------------------------- begin / end */
 
+/* A new region named name in ctx's table, or NULL with GCR_ERR_OOM recorded. */
+static gcr_region *region_new(gcr_ctx *ctx, const char *name)
+{
+    gcr_region *r = calloc(1, sizeof *r);
+    if (r) r->name = strdup(name);
+    if (r && r->name) {
+        r->ctx = ctx;
+        r->handles.next = r->handles.prev = &r->handles;
+        HASH_ADD_KEYPTR(hh, ctx->regions, r->name, strlen(r->name), r);
+        if (!GCR_HASH_ADD_FAILED(r)) return r;
+    }
+    if (r) free(r->name);
+    free(r);
+    gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", name);
+    return NULL;
+}
+
 int gcr_region_begin(gcr_ctx *ctx, const char *name)
 {
     if (!ctx) return 0;
@@ -223,17 +240,7 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
     }
     gcr_region *r = NULL;
     HASH_FIND_STR(ctx->regions, name, r);
-    if (!r) {
-        r = calloc(1, sizeof *r);
-        if (r) r->name = strdup(name);
-        if (!r || !r->name) {
-            if (r) free(r);
-            gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", name);
-            return 0;
-        }
-        r->ctx = ctx;
-        HASH_ADD_KEYPTR(hh, ctx->regions, r->name, strlen(r->name), r);
-    }
+    if (!r && !(r = region_new(ctx, name))) return 0;
     r->n_marks = 0;
     r->cursor = 0;
     if (!r->cur) {
@@ -253,10 +260,18 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
     return 1;
 }
 
+/* The region takes the handles trace tr made. Traced handles are on no other list, so chaining
+ * them never allocates (nothing can leak here) and gcr_tensor_destroy unlinks them. */
 static void adopt_handles(gcr_region *r, gcr_ir *tr)
 {
-    for (int v = r->prefix_values; v < tr->n_values; v++)
-        if (tr->values[v].handle) push_ptr(r->ctx, &r->handles, &r->n_handles, &r->cap_handles, tr->values[v].handle);
+    for (int v = r->prefix_values; v < tr->n_values; v++) {
+        gcr_tensor *t = tr->values[v].handle;
+        if (!t) continue;
+        t->prev = r->handles.prev;
+        t->next = &r->handles;
+        r->handles.prev->next = t;
+        r->handles.prev = t;
+    }
 }
 
 /* capture (or diverged) pass: build, or interpret, the new trace */
@@ -272,22 +287,28 @@ static gcr_status finish_capture(gcr_region *r)
         gcr_ir_free(tr);
         return gcr_set_error(ctx, s, "region %s: an op failed while tracing; nothing ran", r->name);
     }
-    GCR_TRY(gcr_ir_link(tr));
-    bool first = r->variants == NULL;
-    evict(r);
-    gcr_rvariant *w = calloc(1, sizeof *w);
+    gcr_status s = gcr_ir_link(tr);
+    gcr_rvariant *w = s == GCR_OK ? calloc(1, sizeof *w) : NULL;
     if (!w) {
         gcr_ir_free(tr);
-        return gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", r->name);
+        return s != GCR_OK ? s : gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", r->name);
     }
+    bool first = r->variants == NULL;
+    evict(r);
     w->trace = tr;
     w->next = r->variants;
     r->variants = w;
     w->last_used = ++r->clock;
     r->cur = w;
     if (first || ctx->knobs.retrace) {
-        gcr_status s = gcr_graph_from_trace(ctx, tr, false, &w->graph);
-        if (s == GCR_OK) w->graph->region = r;
+        s = gcr_graph_from_trace(ctx, tr, false, &w->graph);
+        if (s == GCR_OK) {
+            w->graph->region = r;
+        } else { /* no graph: the next pass traces again rather than keep a variant that cannot run */
+            r->variants = w->next;
+            r->cur = NULL;
+            rvariant_free(w);
+        }
         return s;
     }
     gcr_info(ctx, "region %s: running the new trace eagerly (retrace=0)", r->name);
@@ -346,8 +367,7 @@ void gcr_regions_free(gcr_ctx *ctx)
             r->variants = w->next;
             rvariant_free(w);
         }
-        for (int i = 0; i < r->n_handles; i++) gcr_tensor_destroy(r->handles[i]);
-        free(r->handles);
+        while (r->handles.next != &r->handles) gcr_tensor_destroy(r->handles.next);
         free(r->marks);
         free(r->name);
         free(r);

@@ -5,7 +5,7 @@
  * same stream run after the ones that still read it. */
 #include "cuda_internal.h"
 #include <stdlib.h>
-#include <uthash.h>
+#include "../hash.h"
 
 #define MIN_SHIFT 9 /* 512 B: keeps every block 16-byte aligned for vector loads, and cheap */
 #define NCLASS 256
@@ -91,6 +91,11 @@ gcr_status gcr_cuda_alloc_block(gcr_ctx *ctx, size_t bytes, void **ptr)
     }
     b->next = NULL;
     HASH_ADD_PTR(a->live, ptr, b);
+    if (GCR_HASH_ADD_FAILED(b)) { /* the block goes back to the cache, untracked blocks are never handed out */
+        b->next = a->freelist[c];
+        a->freelist[c] = b;
+        return gcr_set_error(ctx, GCR_ERR_OOM, "cuda alloc: out of host memory tracking %zu bytes", bytes);
+    }
     a->live_bytes += b->size;
     *ptr = b->ptr;
     return GCR_OK;

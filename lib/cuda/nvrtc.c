@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
-#include <uthash.h>
+#include "../hash.h"
 
 extern const struct gcr_embedded_src { const char *name; const char *text; } gcr_embedded_srcs[];
 
@@ -361,6 +361,10 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
             return s;
         }
         HASH_ADD_KEYPTR(hh, st->programs, e->key, e->keylen, e);
+        if (GCR_HASH_ADD_FAILED(e)) {
+            prog_free(st, e);
+            return gcr_set_error(ctx, GCR_ERR_OOM, "cuda program %s: out of host memory caching its module", label);
+        }
     }
     for (int i = 0; i < n; i++)
         if (!(out[i] = kernel_of(ctx, st, e, names[i]))) return ctx->status ? ctx->status : GCR_ERR_COMPILE;
@@ -431,6 +435,7 @@ gcr_status gcr_cuda_programs_prefetch(gcr_ctx *ctx, const char *const *sources, 
             free(img);
             st->cache.disk_hits++;
             HASH_ADD_KEYPTR(hh, st->programs, e->key, e->keylen, e);
+            if (GCR_HASH_ADD_FAILED(e)) prog_free(st, e); /* best effort, like a failed compile */
             continue;
         }
         free(img);
@@ -460,7 +465,8 @@ gcr_status gcr_cuda_programs_prefetch(gcr_ctx *ctx, const char *const *sources, 
                 disk_store(ctx, e, jobs[i].img, jobs[i].size);
                 st->cache.compiles++;
                 HASH_ADD_KEYPTR(hh, st->programs, e->key, e->keylen, e);
-                ok++;
+                if (GCR_HASH_ADD_FAILED(e)) prog_free(st, e);
+                else ok++;
             } else {
                 e->mod = NULL;
                 prog_free(st, e);

@@ -8,7 +8,7 @@
 #include "cuda_ops.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include <uthash.h>
+#include "../hash.h"
 
 #define NIN 5 /* formula inputs a..e */
 #define BLOCK 256
@@ -270,6 +270,10 @@ gcr_status gcr_cuda_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
             return s;
         }
         HASH_ADD(hh, st->pw, key, sizeof e->key, e);
+        if (GCR_HASH_ADD_FAILED(e)) {
+            free(e);
+            return gcr_set_error(ctx, GCR_ERR_OOM, "%s: out of host memory caching its kernel", gcr_op_table[c->op].name);
+        }
     }
     float p[3] = {c->p.f[0], c->p.f[1], c->p.f[0]};
     return pw_launch(ctx, &d, in, out, p, e);
