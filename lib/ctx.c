@@ -23,11 +23,14 @@ static int env_int(const char *name, int api, int dflt)
     return dflt;
 }
 
-static char *env_str(const char *name, const char *api, const char *dflt)
+/* *dst = a copy of api, else of the variable name, else of dflt (NULL when none of them is set);
+ * false when the copy could not be made */
+static bool env_str(const char **dst, const char *name, const char *api, const char *dflt)
 {
     const char *v = api ? api : getenv(name);
     if (!v || !*v) v = dflt;
-    return v ? strdup(v) : NULL;
+    *dst = v ? strdup(v) : NULL;
+    return !v || *dst;
 }
 
 static char *default_cache_dir(void)
@@ -49,8 +52,9 @@ static void knobs_free(gcr_knobs *k)
     free((char *)k->cache_dir);
 }
 
-/* Resolves api knobs (-1/NULL = environment, then default) into *k, owning its strings. */
-static void knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
+/* Resolves api knobs (-1/NULL = environment, then default) into *k, owning its strings; false
+ * when a string could not be copied (knobs_free still frees the others). */
+static bool knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
 {
     k->fusion = env_int("GCR_FUSION", api->fusion, 1);
     k->graphs = env_int("GCR_GRAPHS", api->graphs, 1);
@@ -62,12 +66,13 @@ static void knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
     if (k->graph_cache < 1) k->graph_cache = 1;
     k->log = env_int("GCR_LOG", api->log, 1);
     k->tf32 = env_int("GCR_TF32", api->tf32, 0);
-    k->skip_fuse = env_str("GCR_SKIP_FUSE", api->skip_fuse, NULL);
-    k->dump = env_str("GCR_DUMP", api->dump, NULL);
-    k->dump_dir = env_str("GCR_DUMP_DIR", api->dump_dir, "gcr_dump");
-    k->profile = env_str("GCR_PROFILE", api->profile, NULL);
-    k->cache_dir = env_str("GCR_CACHE_DIR", api->cache_dir, NULL);
-    if (!k->cache_dir) k->cache_dir = default_cache_dir();
+    bool ok = env_str(&k->skip_fuse, "GCR_SKIP_FUSE", api->skip_fuse, NULL);
+    ok = env_str(&k->dump, "GCR_DUMP", api->dump, NULL) && ok;
+    ok = env_str(&k->dump_dir, "GCR_DUMP_DIR", api->dump_dir, "gcr_dump") && ok;
+    ok = env_str(&k->profile, "GCR_PROFILE", api->profile, NULL) && ok;
+    ok = env_str(&k->cache_dir, "GCR_CACHE_DIR", api->cache_dir, NULL) && ok;
+    if (ok && !k->cache_dir) ok = (k->cache_dir = default_cache_dir()) != NULL;
+    return ok;
 }
 
 gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
@@ -78,7 +83,11 @@ gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
     gcr_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return GCR_ERR_OOM;
     ctx->live.next = ctx->live.prev = &ctx->live;
-    knobs_resolve(&ctx->knobs, &o.knobs);
+    if (!knobs_resolve(&ctx->knobs, &o.knobs)) {
+        knobs_free(&ctx->knobs);
+        free(ctx);
+        return GCR_ERR_OOM;
+    }
 
     gcr_device want = o.device;
     if (want == GCR_DEVICE_AUTO) {
@@ -146,7 +155,13 @@ gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
     SET_INT(guards); SET_INT(retrace); SET_INT(log); SET_INT(tf32);
     if (k->graph_cache >= 1) c->graph_cache = k->graph_cache;
 #undef SET_INT
-#define SET_STR(f) if (k->f) { free((char *)c->f); c->f = strdup(k->f); }
+#define SET_STR(f)                                                                                            \
+    if (k->f) {                                                                                               \
+        char *copy = strdup(k->f);                                                                            \
+        GCR_CHECK(ctx, copy, GCR_ERR_OOM, "ctx_set_knobs: out of host memory copying " #f " \"%s\"", k->f); \
+        free((char *)c->f);                                                                                   \
+        c->f = copy;                                                                                          \
+    }
     SET_STR(skip_fuse); SET_STR(dump); SET_STR(dump_dir); SET_STR(profile); SET_STR(cache_dir);
 #undef SET_STR
     return GCR_OK;

@@ -10,6 +10,7 @@
  * only every s-th allocation (for quick local runs; the default 1 tries them all);
  * GCR_TEST_OOM_AT=n tries only allocation n and prints the call stack that made it. */
 #include "harness.h"
+#include <dirent.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -18,8 +19,9 @@
 
 enum {
     S_EAGER, S_CAPTURE, S_REPLAY, S_BIND, S_BIND_BACK, /* explicit graph */
-    S_PASS0, S_NPASSES = 6,                           /* region passes S_PASS0 .. */
-    S_COUNT = S_PASS0 + S_NPASSES,
+    S_PASS0, S_NPASSES = 6,                           /* region passes S_PASS0 .. (retrace 1) */
+    S_EAGER_PASS0 = S_PASS0 + S_NPASSES, S_NEAGER = 3, /* region passes with retrace 0 */
+    S_COUNT = S_EAGER_PASS0 + S_NEAGER,
     MAX_OUT = 16,
 };
 
@@ -156,7 +158,6 @@ int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
 
 /* ---------------------------------------------------------------- the scenario */
 
-
 static void problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void problem(const char *fmt, ...)
 {
@@ -167,9 +168,11 @@ static void problem(const char *fmt, ...)
     va_end(ap);
 }
 
-/* host data: stack-free and allocation-free, so only the library allocates while armed */
+/* host data in static arrays, so that only the library allocates while armed */
 #define XN (2 * 3 * 8 * 8)
-static float host_x[4][XN], host_conv[4 * 3 * 3 * 3], host_bias[4], host_mat[4 * 5];
+#define XA_BYTES (sizeof(float) * 3 * 8 * 8)
+static float host_x[4][XN];
+static char weights_path[64] = "/tmp/gcr_test_oom_XXXXXX", dump_dir[64] = "/tmp/gcr_test_oom_dump_XXXXXX";
 
 static const int64_t shape_a[4] = {1, 3, 8, 8}, shape_b[4] = {2, 3, 8, 8}, shape_c[4] = {1, 3, 6, 6};
 
@@ -177,19 +180,33 @@ typedef struct weights {
     gcr_tensor *conv, *bias, *mat;
 } weights;
 
-/* conv (+bias) -> hardswish (a pointwise chain for its epilogue) -> mean over H,W (a reduction)
- * -> matmul -> add scalar, sigmoid -> softmax: every kind of fusion on a few hundred elements */
+/* conv (+bias) -> hardswish (a pointwise chain for its epilogue) -> mean over H,W (a reduction,
+ * marked as an output) -> matmul -> add scalar, sigmoid -> softmax: every kind of fusion */
 static gcr_tensor *model(gcr_ctx *ctx, const weights *w, gcr_tensor *x)
 {
     gcr_conv2d_params cp = gcr_conv2d_default();
     cp.padding[0] = cp.padding[1] = 1;
     gcr_tensor *h = gcr_hardswish(ctx, gcr_conv2d(ctx, x, w->conv, w->bias, &cp));
     int axes[2] = {2, 3};
-    gcr_tensor *y = gcr_matmul(ctx, gcr_mean(ctx, h, axes, 2, 0), w->mat);
+    gcr_tensor *pooled = gcr_mean(ctx, h, axes, 2, 0);
+    if (pooled) gcr_graph_output(ctx, pooled);
+    gcr_tensor *y = gcr_matmul(ctx, pooled, w->mat);
     return gcr_softmax(ctx, gcr_sigmoid(ctx, gcr_add_scalar(ctx, y, 0.5f)), -1);
 }
 
 static int first_failure_seen;
+
+/* Step s (-1: one that gives no output) failed: the ctx must say why (GCR_ERR_OOM the first
+ * time); the error is then cleared for the next step. */
+static void failed(gcr_ctx *ctx, int s)
+{
+    gcr_status st = gcr_ctx_status(ctx);
+    if (st == GCR_OK || !gcr_ctx_error(ctx)[0]) problem("step %d failed with no status or message on the ctx", s);
+    else if (!first_failure_seen && st != GCR_ERR_OOM)
+        problem("step %d: the first failure is %s, not GCR_ERR_OOM: %s", s, gcr_status_name(st), gcr_ctx_error(ctx));
+    first_failure_seen = 1;
+    gcr_ctx_clear_error(ctx);
+}
 
 /* Records step s: it succeeded when ok and y reads back; a failure must leave a status and a
  * message on ctx (GCR_ERR_OOM for the first one), which is then cleared for the next step. */
@@ -210,48 +227,67 @@ static void finish_step(gcr_ctx *ctx, int s, int ok, gcr_tensor *y)
         }
     }
     res->ok[s] = ok;
-    if (ok) return;
-    st = gcr_ctx_status(ctx);
-    if (st == GCR_OK || !gcr_ctx_error(ctx)[0]) problem("step %d failed with no status or message on the ctx", s);
-    else if (!first_failure_seen && st != GCR_ERR_OOM)
-        problem("step %d: the first failure is %s, not GCR_ERR_OOM: %s", s, gcr_status_name(st), gcr_ctx_error(ctx));
-    first_failure_seen = 1;
-    gcr_ctx_clear_error(ctx);
+    if (!ok) failed(ctx, s);
 }
 
+/* sets the string knobs dump and dump_dir (the others stay) */
+static void set_dump(gcr_ctx *ctx, const char *what)
+{
+    gcr_knobs k = gcr_ctx_opts_default().knobs;
+    k.dump = what;
+    k.dump_dir = dump_dir;
+    if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) failed(ctx, -1);
+}
+
+/* capture with every dump on, replay on new data, bind another batch (re-specialise), bind back */
 static void explicit_graph(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *xb)
 {
     gcr_graph *g = NULL;
     gcr_tensor *y = NULL;
+    set_dump(ctx, "trace,fused,source,plan");
     int ok = gcr_capture_begin(ctx) == GCR_OK;
     if (ok) {
         y = model(ctx, w, xa);
         ok = gcr_capture_end(ctx, &g) == GCR_OK;
     }
     finish_step(ctx, S_CAPTURE, ok, y);
+    set_dump(ctx, "none");
     if (!g) return;
-    y = gcr_graph_get_output(g, 0);
-    ok = gcr_tensor_from_host(xa, host_x[1], sizeof(float) * 3 * 8 * 8) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
+    y = gcr_graph_get_output(g, gcr_graph_num_outputs(g) - 1);
+    ok = gcr_tensor_from_host(xa, host_x[1], XA_BYTES) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
     finish_step(ctx, S_REPLAY, ok, y);
     ok = gcr_graph_bind_input(g, 0, xb) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
-    finish_step(ctx, S_BIND, ok, gcr_graph_get_output(g, 0));
+    finish_step(ctx, S_BIND, ok, y);
     ok = gcr_graph_bind_input(g, 0, xa) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
-    finish_step(ctx, S_BIND_BACK, ok, gcr_graph_get_output(g, 0));
+    finish_step(ctx, S_BIND_BACK, ok, y);
     gcr_graph_destroy(g);
 }
 
-/* a region over six passes: new data, a new shape (re-trace), a third shape (with a cache of two
- * graphs: eviction), the first shape again (re-trace after its eviction), then a plain replay */
-static void region_passes(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *xb, gcr_tensor *xc)
+/* Passes of region name over inputs xs[0..n) from step s0 on: new data into xa before each of
+ * its passes, and each pass checked like any step. */
+static void region_passes(gcr_ctx *ctx, const char *name, const weights *w, gcr_tensor *xa, gcr_tensor *const *xs,
+                          int n, int s0)
 {
-    gcr_tensor *xs[S_NPASSES] = {xa, xa, xb, xc, xa, xa};
-    for (int p = 0; p < S_NPASSES; p++) {
-        int ok = 1;
-        if (xs[p] == xa) ok = gcr_tensor_from_host(xa, host_x[p % 4], sizeof(float) * 3 * 8 * 8) == GCR_OK;
+    for (int p = 0; p < n; p++) {
+        int ok = xs[p] != xa || gcr_tensor_from_host(xa, host_x[p % 4], XA_BYTES) == GCR_OK;
         gcr_tensor *y = NULL;
-        GCR_REGION(ctx, "forward") { y = model(ctx, w, xs[p]); }
-        finish_step(ctx, S_PASS0 + p, ok && gcr_ctx_status(ctx) == GCR_OK, y);
+        GCR_REGION(ctx, name) { y = model(ctx, w, xs[p]); }
+        finish_step(ctx, s0 + p, ok && gcr_ctx_status(ctx) == GCR_OK, y);
     }
+}
+
+static void regions(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *xb, gcr_tensor *xc)
+{
+    /* new data, a new shape (re-trace), a third shape (a cache of two graphs: eviction), the
+     * first shape again (re-trace after its eviction), then a plain replay */
+    gcr_tensor *xs[S_NPASSES] = {xa, xa, xb, xc, xa, xa};
+    region_passes(ctx, "forward", w, xa, xs, S_NPASSES, S_PASS0);
+    /* retrace 0: a graph for the first shape, the op list run eagerly for another */
+    gcr_knobs k = gcr_ctx_opts_default().knobs;
+    k.retrace = 0;
+    if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) failed(ctx, -1);
+    gcr_tensor *xe[S_NEAGER] = {xa, xb, xa};
+    region_passes(ctx, "fallback", w, xa, xe, S_NEAGER, S_EAGER_PASS0);
 }
 
 static void scenario(void)
@@ -267,25 +303,28 @@ static void scenario(void)
         if (cs != GCR_ERR_OOM || ctx) problem("ctx_create failed with %s (ctx %p)", gcr_status_name(cs), (void *)ctx);
         return;
     }
-    weights w = {
-        gcr_tensor_set_const(gcr_tensor_from_data(ctx, GCR_F32, 4, (int64_t[]){4, 3, 3, 3}, GCR_NCHW, host_conv)),
-        gcr_tensor_set_const(gcr_tensor_from_data(ctx, GCR_F32, 1, (int64_t[]){4}, GCR_NCHW, host_bias)),
-        gcr_tensor_set_const(gcr_tensor_from_data(ctx, GCR_F32, 2, (int64_t[]){4, 5}, GCR_NCHW, host_mat)),
-    };
+    const gcr_knobs *kn = gcr_ctx_knobs(ctx);
+    if (!kn->dump_dir || !kn->cache_dir) problem("ctx_create succeeded without its dump_dir or cache_dir");
+    gcr_weights *wf = NULL;
+    weights w = {NULL, NULL, NULL};
+    if (gcr_weights_load(ctx, weights_path, &wf) == GCR_OK)
+        w = (weights){gcr_weights_get(wf, "conv"), gcr_weights_get(wf, "bias"), gcr_weights_get(wf, "mat")};
     gcr_tensor *xa = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_a, GCR_NCHW, host_x[0]);
     gcr_tensor *xb = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_b, GCR_NCHW, host_x[2]);
     gcr_tensor *xc = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_c, GCR_NCHW, host_x[3]);
     if (!w.conv || !w.bias || !w.mat || !xa || !xb || !xc) {
-        if (gcr_ctx_status(ctx) != GCR_ERR_OOM) problem("making a tensor failed with %s", gcr_status_name(gcr_ctx_status(ctx)));
-        gcr_ctx_destroy(ctx);
-        return;
+        if (gcr_ctx_status(ctx) != GCR_ERR_OOM)
+            problem("loading weights or making a tensor failed with %s: %s", gcr_status_name(gcr_ctx_status(ctx)),
+                    gcr_ctx_error(ctx));
+    } else {
+        uint64_t sc = gcr_scope_begin(ctx);
+        gcr_tensor *y = model(ctx, &w, xa);
+        finish_step(ctx, S_EAGER, y != NULL, y);
+        gcr_scope_end(ctx, sc);
+        explicit_graph(ctx, &w, xa, xb);
+        regions(ctx, &w, xa, xb, xc);
     }
-    uint64_t sc = gcr_scope_begin(ctx);
-    gcr_tensor *y = model(ctx, &w, xa);
-    finish_step(ctx, S_EAGER, y != NULL, y);
-    gcr_scope_end(ctx, sc);
-    explicit_graph(ctx, &w, xa, xb);
-    region_passes(ctx, &w, xa, xb, xc);
+    gcr_weights_free(wf);
     gcr_ctx_destroy(ctx);
 }
 
@@ -400,14 +439,48 @@ static void clear_gcr_env(void)
     }
 }
 
+/* The weights as a safetensors file (f32 conv [4,3,3,3], bias [4], mat [4,5]) at weights_path. */
+static int write_weights(void)
+{
+    float data[4 * 3 * 3 * 3 + 4 + 4 * 5];
+    h_fill(data, 108, -0.5f, 0.5f);
+    h_fill(data + 108, 4, -0.5f, 0.5f);
+    h_fill(data + 112, 20, -1, 1);
+    char hdr[256];
+    int n = snprintf(hdr, sizeof hdr,
+                     "{\"conv\":{\"dtype\":\"F32\",\"shape\":[4,3,3,3],\"data_offsets\":[0,432]},"
+                     "\"bias\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[432,448]},"
+                     "\"mat\":{\"dtype\":\"F32\",\"shape\":[4,5],\"data_offsets\":[448,528]}}");
+    while (n % 8) hdr[n++] = ' ';
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++) len[i] = (unsigned char)((uint64_t)n >> (8 * i));
+    int fd = mkstemp(weights_path);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    int ok = f && fwrite(len, 8, 1, f) == 1 && fwrite(hdr, (size_t)n, 1, f) == 1 && fwrite(data, sizeof data, 1, f) == 1;
+    if (f) ok = fclose(f) == 0 && ok;
+    return ok;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.') unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
 int main(void)
 {
     clear_gcr_env();
     h_seed(12);
     for (int i = 0; i < 4; i++) h_fill(host_x[i], XN, -2, 2);
-    h_fill(host_conv, 4 * 3 * 3 * 3, -0.5f, 0.5f);
-    h_fill(host_bias, 4, -0.5f, 0.5f);
-    h_fill(host_mat, 4 * 5, -1, 1);
-    RUN(test_every_allocation);
+    if (CHECK(write_weights() && mkdtemp(dump_dir), "writing %s and making %s", weights_path, dump_dir))
+        RUN(test_every_allocation);
+    unlink(weights_path);
+    remove_dir(dump_dir);
     return h_finish();
 }
