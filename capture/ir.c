@@ -40,6 +40,8 @@ void gcr_ir_free(gcr_ir *ir)
 {
     if (!ir) return;
     kernels_free(ir);
+    gcr_fuse_end(ir);
+    free(ir->ext_slot);
     for (int i = 0; i < ir->n_owned; i++) gcr_tensor_destroy(ir->owned[i]);
     free(ir->owned);
     free(ir->values);
@@ -237,4 +239,56 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs)
     }
     free(tmp);
     return s;
+}
+
+/* ---------------------------------------------------------------- external tensor index */
+
+static bool is_ext(const gcr_value *x, const gcr_tensor *t)
+{
+    return x->ext == t && (x->kind == GCR_V_INPUT || x->kind == GCR_V_CONST);
+}
+
+static size_t ext_hash(const gcr_tensor *t, int cap)
+{
+    return (size_t)(((uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (size_t)(cap - 1);
+}
+
+/* indexes values [ext_upto, n_values), growing (and rebuilding) the table at half full; false
+ * when out of memory (the caller then scans) */
+static bool ext_catch_up(gcr_ir *ir)
+{
+    if (ir->ext_upto > ir->n_values) ir->ext_upto = ir->ext_cap = 0; /* truncated: rebuild */
+    if (2 * ir->n_values >= ir->ext_cap) {
+        int cap = 64;
+        while (cap <= 2 * ir->n_values) cap *= 2;
+        int *slot = malloc(sizeof(int) * (size_t)cap);
+        if (!slot) return false;
+        free(ir->ext_slot);
+        ir->ext_slot = slot;
+        ir->ext_cap = cap;
+        ir->ext_upto = 0;
+        for (int i = 0; i < cap; i++) slot[i] = -1;
+    }
+    for (; ir->ext_upto < ir->n_values; ir->ext_upto++) {
+        const gcr_value *x = &ir->values[ir->ext_upto];
+        if (!is_ext(x, x->ext)) continue;
+        size_t h = ext_hash(x->ext, ir->ext_cap);
+        while (ir->ext_slot[h] >= 0) h = (h + 1) & (size_t)(ir->ext_cap - 1);
+        ir->ext_slot[h] = ir->ext_upto;
+    }
+    return true;
+}
+
+int gcr_ir_find_ext(gcr_ir *ir, const gcr_tensor *t)
+{
+    if (!ext_catch_up(ir)) {
+        for (int v = 0; v < ir->n_values; v++)
+            if (is_ext(&ir->values[v], t)) return v;
+        return -1;
+    }
+    for (size_t h = ext_hash(t, ir->ext_cap); ir->ext_slot[h] >= 0; h = (h + 1) & (size_t)(ir->ext_cap - 1)) {
+        int v = ir->ext_slot[h];
+        if (is_ext(&ir->values[v], t)) return v;
+    }
+    return -1;
 }

@@ -156,6 +156,9 @@ typedef struct gcr_ir {
     int *cons_start;      /* gcr_ir_link: consumers of value v are cons[cons_start[v] .. cons_start[v+1]) */
     int *cons;            /* node ids, live nodes only, repeated when a node reads v twice */
     gcr_status failed;    /* trace: first recording error (the capture then fails) */
+    struct gcr_fuse *fuse; /* fusion passes: per-group facts (legal.c), NULL outside them */
+    int *ext_slot;        /* gcr_ir_find_ext: open-addressing index of INPUT/CONST values by tensor */
+    int ext_cap, ext_upto; /* its slots (a power of two) and the values indexed so far */
 } gcr_ir;
 
 gcr_ir *gcr_ir_new(gcr_ctx *ctx, void *owner);
@@ -170,6 +173,9 @@ int gcr_ir_add_node(gcr_ir *ir, const gcr_call *c, const int *in_values, int out
 gcr_status gcr_ir_link(gcr_ir *ir);
 /* Consumer node ids of value v (after gcr_ir_link); *n gets their count. */
 const int *gcr_ir_consumers(const gcr_ir *ir, int v, int *n);
+/* The INPUT or CONST value whose tensor is t, or -1 (a hash index that catches up with values
+ * added since the last call, so recording n ops costs O(n), not O(n^2)). */
+int gcr_ir_find_ext(gcr_ir *ir, const gcr_tensor *t);
 /* Keeps t alive with the IR (folded constants). */
 gcr_status gcr_ir_own(gcr_ir *ir, gcr_tensor *t);
 /* Bytes a value's buffer needs (span * dtype size). */
@@ -185,6 +191,12 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs);
 
 /* union-find over nodes */
 int gcr_group_find(gcr_ir *ir, int n);
+/* Per-group state the passes fuse through (legal.c): starts every node in a group of its own
+ * and needs gcr_ir_link's consumers; gcr_fuse_end frees it (gcr_ir_free does too). Without it
+ * gcr_fuse_legal says no to every merge. */
+typedef struct gcr_fuse gcr_fuse;
+gcr_status gcr_fuse_begin(gcr_ir *ir);
+void gcr_fuse_end(gcr_ir *ir);
 /* true when node n's kind may be fused at all (knobs.fusion, skip_fuse, nofuse, dead) */
 bool gcr_fuse_enabled(const gcr_ir *ir, int n);
 

@@ -15,9 +15,24 @@ static bool is_anchor_op(gcr_op op)
 typedef struct builder {
     gcr_ir *ir;
     gcr_group *g;
-    int *expr_of; /* per value: expression computing it in this group, -1 */
+    int *expr_of; /* per value: expression computing it in this kernel, -1 */
+    int *load_of; /* per value: latest load of it in this group, -1 (chained by load_next) */
+    int *load_next; /* per expression: the previous load of the same value, -1 */
     int cap_in, cap_expr, cap_out;
 } builder;
+
+static builder builder_new(gcr_ir *ir, gcr_group *g, int *expr_of, int *load_of)
+{
+    return (builder){ir, g, expr_of, load_of, NULL, 0, 0, 0};
+}
+
+/* forgets the group's loads in the shared per-value scratch */
+static void builder_done(builder *b)
+{
+    for (int i = 0; i < b->g->n_in; i++) b->load_of[b->g->in[i].value] = -1;
+    free(b->load_next);
+    b->load_next = NULL;
+}
 
 static int push_expr(builder *b, const gcr_expr *e)
 {
@@ -27,6 +42,9 @@ static int push_expr(builder *b, const gcr_expr *e)
         gcr_expr *x = realloc(g->expr, sizeof *x * (size_t)b->cap_expr);
         if (!x) return -1;
         g->expr = x;
+        int *ln = realloc(b->load_next, sizeof(int) * (size_t)b->cap_expr);
+        if (!ln) return -1;
+        b->load_next = ln;
     }
     g->expr[g->n_expr] = *e;
     return g->n_expr++;
@@ -37,12 +55,8 @@ static int load_expr(builder *b, int v, const int64_t *st, gcr_expr_kind kind)
 {
     gcr_group *g = b->g;
     int nd = g->space.ndim;
-    for (int e = 0; e < g->n_expr; e++) {
-        const gcr_expr *x = &g->expr[e];
-        if ((x->kind == GCR_E_LOAD || x->kind == GCR_E_ACC) && g->in[x->load].value == v &&
-            !memcmp(g->in[x->load].strides, st, sizeof(int64_t) * (size_t)nd))
-            return e;
-    }
+    for (int e = b->load_of[v]; e >= 0; e = b->load_next[e])
+        if (!memcmp(g->in[g->expr[e].load].strides, st, sizeof(int64_t) * (size_t)nd)) return e;
     if (g->n_in == b->cap_in) {
         b->cap_in = b->cap_in ? 2 * b->cap_in : 8;
         gcr_gin *x = realloc(g->in, sizeof *x * (size_t)b->cap_in);
@@ -60,7 +74,12 @@ static int load_expr(builder *b, int v, const int64_t *st, gcr_expr_kind kind)
     e.dtype = b->ir->values[v].m.dtype;
     e.value = v;
     for (int k = 0; k < 5; k++) e.arg[k] = -1;
-    return push_expr(b, &e);
+    int id = push_expr(b, &e);
+    if (id >= 0) {
+        b->load_next[id] = b->load_of[v];
+        b->load_of[v] = id;
+    }
+    return id;
 }
 
 static int push_out(builder *b, int v, int expr)
@@ -122,9 +141,19 @@ static bool read_outside(gcr_ir *ir, int v, const char *member)
     return false;
 }
 
-static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, int *expr_of, char *member, int *slot)
+/* per-node and per-value scratch of gcr_ir_build_kernels, left reset (-1 / 0) between kernels
+ * so that building a kernel costs its own size, not the trace's */
+typedef struct scratch {
+    int *expr_of, *load_of; /* per value */
+    int *slot;              /* per node */
+    char *member;           /* per node */
+} scratch;
+
+static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, scratch *sc)
 {
     int A = K->node;
+    int *expr_of = sc->expr_of, *slot = sc->slot;
+    char *member = sc->member;
     for (int i = 0; i < K->n_nodes; i++) member[K->nodes[i]] = 1;
     /* prologue members: those whose value reaches anchor slot j through members */
     for (int i = 0; i < K->n_nodes; i++) slot[K->nodes[i]] = -1;
@@ -156,18 +185,22 @@ static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, int *expr_of, char *mem
         for (int i = 0; i < K->n_nodes; i++) any |= slot[K->nodes[i]] == j;
         if (!any) continue;
         gcr_group *g = calloc(1, sizeof *g);
-        if (!g) return gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
+        if (!g) {
+            s = GCR_ERR_OOM;
+            break;
+        }
         K->pro[j] = g;
         int u = ir->nodes[A].in[j];
         g->space = ir->values[u].m;
-        builder b = {ir, g, expr_of, 0, 0, 0};
+        builder b = builder_new(ir, g, expr_of, sc->load_of);
         for (int i = 0; i < K->n_nodes && s == GCR_OK; i++)
             if (slot[K->nodes[i]] == j && add_node_expr(&b, K->nodes[i], -1) < 0) s = GCR_ERR_OOM;
         if (s == GCR_OK && push_out(&b, u, expr_of[u]) < 0) s = GCR_ERR_OOM;
+        builder_done(&b);
     }
     /* epilogue (or the whole group without anchor) */
     gcr_group *g = &K->epi;
-    builder b = {ir, g, expr_of, 0, 0, 0};
+    builder b = builder_new(ir, g, expr_of, sc->load_of);
     int first = -1;
     for (int i = 0; i < K->n_nodes; i++) {
         int n = K->nodes[i];
@@ -190,8 +223,11 @@ static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, int *expr_of, char *mem
         }
     }
     if (A >= 0 && g->n_expr == 0) ir->values[acc].written = 1;
-    for (int i = 0; i < K->n_nodes; i++) member[K->nodes[i]] = 0;
-    for (int v = 0; v < ir->n_values; v++) expr_of[v] = -1;
+    builder_done(&b);
+    for (int i = 0; i < K->n_nodes; i++) {
+        member[K->nodes[i]] = 0;
+        expr_of[ir->nodes[K->nodes[i]].out] = -1;
+    }
     if (s != GCR_OK) return gcr_set_error(ir->ctx, s, "fuse: out of host memory building a kernel");
     return GCR_OK;
 }
@@ -208,22 +244,146 @@ static void kernel_name(gcr_ir *ir, gcr_kernel *K, int index)
     }
 }
 
+/* the node whose result holds the bytes value v reads: views resolve to their root's producer
+ * (a view of an input has none: -1) */
+static int bytes_producer(const gcr_ir *ir, int v)
+{
+    int root = ir->values[v].root;
+    int p = ir->values[root].producer;
+    while (p >= 0 && gcr_op_table[ir->nodes[p].op].kind == GCR_KIND_VIEW) {
+        root = ir->values[ir->nodes[p].in[0]].root;
+        p = ir->values[root].producer;
+    }
+    return p;
+}
+
+static void heap_push(int *h, int *n, int x)
+{
+    int i = (*n)++;
+    for (; i > 0 && h[(i - 1) / 2] > x; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+    h[i] = x;
+}
+
+static int heap_pop(int *h, int *n)
+{
+    int top = h[0], x = h[--*n], i = 0;
+    for (int c; (c = 2 * i + 1) < *n; i = c) {
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= x) break;
+        h[i] = h[c];
+    }
+    h[i] = x;
+    return top;
+}
+
+/* Kahn's algorithm, smallest kernel id first (keeps the trace order where possible), over the
+ * nk kernels whose successors are succ[start[k] .. start[k+1]); fills order[], false on a cycle */
+static bool topo_order(int nk, const int *start, const int *succ, int *indeg, int *heap, int *order)
+{
+    int nh = 0, done = 0;
+    for (int k = 0; k < nk; k++)
+        if (indeg[k] == 0) heap_push(heap, &nh, k);
+    while (nh > 0) {
+        int k = heap_pop(heap, &nh);
+        order[done++] = k;
+        for (int j = start[k]; j < start[k + 1]; j++)
+            if (--indeg[succ[j]] == 0) heap_push(heap, &nh, succ[j]);
+    }
+    return done == nk;
+}
+
+static void log_cycle(gcr_ir *ir)
+{
+    if (ir->ctx->knobs.log < 2) return;
+    size_t len = gcr_ir_describe(ir, NULL, 0);
+    char *txt = malloc(len);
+    if (!txt) return;
+    gcr_ir_describe(ir, txt, len);
+    gcr_info(ir->ctx, "fuse: cyclic grouping of\n%s", txt);
+    for (int i = 0; i < ir->n_nodes; i++) gcr_info(ir->ctx, "  n%d in group %d", i, gcr_group_find(ir, i));
+    free(txt);
+}
+
+/* the kernels in launch order: members in trace order, anchors found, nothing built yet */
+static gcr_status order_kernels(gcr_ir *ir, int *kof, int nk, const int *count, gcr_kernel *out)
+{
+    int n = ir->n_nodes, ne = 0;
+    for (int i = 0; i < n; i++) ne += kof[i] >= 0 ? ir->nodes[i].n_in : 0;
+    gcr_kernel *ks = calloc((size_t)nk + 1, sizeof *ks);
+    int *efrom = malloc(sizeof(int) * (size_t)(ne + 1)), *succ = malloc(sizeof(int) * (size_t)(ne + 1));
+    int *start = calloc((size_t)nk + 2, sizeof(int)), *indeg = calloc((size_t)nk + 1, sizeof(int));
+    int *heap = malloc(sizeof(int) * (size_t)(nk + 1)), *order = malloc(sizeof(int) * (size_t)(nk + 1));
+    gcr_status s = GCR_OK;
+    if (!ks || !efrom || !succ || !start || !indeg || !heap || !order) s = GCR_ERR_OOM;
+    /* members, and one edge per read of another kernel's result (through views to their roots) */
+    int *eto = succ; /* edge targets first, then the same array sorted by source */
+    ne = 0;
+    for (int i = 0; i < n && s == GCR_OK; i++) {
+        if (kof[i] < 0) continue;
+        gcr_kernel *K = &ks[kof[i]];
+        if (!K->nodes) {
+            K->node = -1;
+            if (!(K->nodes = malloc(sizeof(int) * (size_t)count[gcr_group_find(ir, i)]))) s = GCR_ERR_OOM;
+            if (s != GCR_OK) break;
+        }
+        K->nodes[K->n_nodes++] = i;
+        if (is_anchor_op(ir->nodes[i].op)) K->node = i;
+        const gcr_node *nd = &ir->nodes[i];
+        for (int k = 0; k < nd->n_in; k++) {
+            int p = nd->in[k] < 0 ? -1 : bytes_producer(ir, nd->in[k]);
+            if (p < 0 || kof[p] < 0 || kof[p] == kof[i]) continue;
+            efrom[ne] = kof[p];
+            eto[ne++] = kof[i];
+        }
+    }
+    if (s == GCR_OK) {
+        int *tmp = malloc(sizeof(int) * (size_t)(ne + 1));
+        if (!tmp) s = GCR_ERR_OOM;
+        for (int e = 0; e < ne && tmp; e++) {
+            start[efrom[e] + 1]++;
+            indeg[eto[e]]++;
+            tmp[e] = eto[e];
+        }
+        for (int k = 0; k < nk && tmp; k++) start[k + 1] += start[k];
+        int *fill = tmp ? calloc((size_t)nk + 1, sizeof(int)) : NULL;
+        if (tmp && !fill) s = GCR_ERR_OOM;
+        for (int e = 0; e < ne && fill; e++) succ[start[efrom[e]] + fill[efrom[e]]++] = tmp[e];
+        free(fill);
+        free(tmp);
+    }
+    if (s == GCR_OK && !topo_order(nk, start, succ, indeg, heap, order)) {
+        log_cycle(ir);
+        s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
+    }
+    if (s == GCR_OK)
+        for (int k = 0; k < nk; k++) out[k] = ks[order[k]];
+    else
+        for (int k = 0; k < nk && ks; k++) free(ks[k].nodes);
+    if (s == GCR_ERR_OOM) gcr_set_error(ir->ctx, s, "fuse: out of host memory ordering %d kernels", nk);
+    free(ks);
+    free(efrom);
+    free(succ);
+    free(start);
+    free(indeg);
+    free(heap);
+    free(order);
+    return s;
+}
+
 gcr_status gcr_ir_build_kernels(gcr_ir *ir)
 {
-    int n = ir->n_nodes;
-    for (int v = 0; v < ir->n_values; v++) ir->values[v].written = 0;
+    int n = ir->n_nodes, nv = ir->n_values;
+    for (int v = 0; v < nv; v++) ir->values[v].written = 0;
     /* kernel of each group root; view nodes launch nothing */
     int *kof = malloc(sizeof(int) * (size_t)(n + 1)), *count = calloc((size_t)n + 1, sizeof(int));
-    int *expr_of = malloc(sizeof(int) * (size_t)(ir->n_values + 1));
-    char *member = calloc((size_t)n + 1, 1);
-    int *slot = malloc(sizeof(int) * (size_t)(n + 1));
-    int *indeg = calloc((size_t)n + 1, sizeof(int)), *order = malloc(sizeof(int) * (size_t)(n + 1));
+    scratch sc = {malloc(sizeof(int) * (size_t)(nv + 1)), malloc(sizeof(int) * (size_t)(nv + 1)),
+                  malloc(sizeof(int) * (size_t)(n + 1)), calloc((size_t)n + 1, 1)};
     gcr_status s = GCR_OK;
-    if (!kof || !count || !expr_of || !member || !slot || !indeg || !order) {
+    if (!kof || !count || !sc.expr_of || !sc.load_of || !sc.slot || !sc.member) {
         s = gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
         goto out;
     }
-    for (int v = 0; v < ir->n_values; v++) expr_of[v] = -1;
+    for (int v = 0; v < nv; v++) sc.expr_of[v] = sc.load_of[v] = -1;
     int nk = 0;
     for (int i = 0; i < n; i++) {
         kof[i] = -1;
@@ -235,95 +395,18 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
     for (int i = 0; i < n; i++)
         if (kof[i] < 0 && !ir->nodes[i].dead && gcr_op_table[ir->nodes[i].op].kind != GCR_KIND_VIEW)
             kof[i] = kof[gcr_group_find(ir, i)];
-    /* dependencies between kernels (through views to their roots) */
     gcr_kernel *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
-    int **deps = calloc((size_t)(nk ? nk : 1), sizeof *deps);
-    int *ndeps = calloc((size_t)(nk ? nk : 1), sizeof(int));
-    if (!ks || !deps || !ndeps) {
-        free(ks);
-        free(deps);
-        free(ndeps);
+    if (!ks) {
         s = gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
         goto out;
     }
-    for (int i = 0; i < n; i++) {
-        if (kof[i] < 0) continue;
-        gcr_kernel *K = &ks[kof[i]];
-        if (!K->nodes) {
-            K->nodes = malloc(sizeof(int) * (size_t)count[gcr_group_find(ir, i)]);
-            K->node = -1;
-            for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++) K->pro[j] = NULL;
-            if (!K->nodes) { s = GCR_ERR_OOM; break; }
-        }
-        K->nodes[K->n_nodes++] = i;
-        if (is_anchor_op(ir->nodes[i].op)) K->node = i;
-        const gcr_node *nd = &ir->nodes[i];
-        for (int k = 0; k < nd->n_in; k++) {
-            if (nd->in[k] < 0) continue;
-            int root = ir->values[nd->in[k]].root;
-            int p = ir->values[root].producer;
-            /* a view of a view resolves to the root; its producer may be a view node of an input */
-            while (p >= 0 && gcr_op_table[ir->nodes[p].op].kind == GCR_KIND_VIEW) {
-                root = ir->values[ir->nodes[p].in[0]].root;
-                p = ir->values[root].producer;
-            }
-            if (p < 0 || kof[p] < 0 || kof[p] == kof[i]) continue;
-            int *d = realloc(deps[kof[p]], sizeof(int) * (size_t)(ndeps[kof[p]] + 1));
-            if (!d) { s = GCR_ERR_OOM; break; }
-            deps[kof[p]] = d;
-            d[ndeps[kof[p]]++] = kof[i];
-            indeg[kof[i]]++;
-        }
-    }
-    /* Kahn's algorithm, smallest kernel id first: keeps the trace order where possible */
-    int tail = 0;
-    if (s == GCR_OK) {
-        char *done = calloc((size_t)nk + 1, 1);
-        if (!done) s = GCR_ERR_OOM;
-        for (int round = 0; round < nk && done; round++) {
-            int pick = -1;
-            for (int k = 0; k < nk; k++)
-                if (!done[k] && indeg[k] == 0) { pick = k; break; }
-            if (pick < 0) break;
-            done[pick] = 1;
-            order[tail++] = pick;
-            for (int j = 0; j < ndeps[pick]; j++) indeg[deps[pick][j]]--;
-        }
-        if (done && tail != nk) {
-            if (ir->ctx->knobs.log >= 2) {
-                size_t len = gcr_ir_describe(ir, NULL, 0);
-                char *txt = malloc(len);
-                if (txt) {
-                    gcr_ir_describe(ir, txt, len);
-                    gcr_info(ir->ctx, "fuse: cyclic grouping of\n%s", txt);
-                    for (int i = 0; i < n; i++) gcr_info(ir->ctx, "  n%d in group %d", i, gcr_group_find(ir, i));
-                    free(txt);
-                }
-            }
-            s = gcr_set_error(ir->ctx, GCR_ERR_INTERNAL, "fuse: the kernel graph has a cycle");
-        }
-        free(done);
-    }
-    for (int k = 0; k < nk; k++) free(deps[k]);
-    free(deps);
-    free(ndeps);
-    if (s != GCR_OK) {
-        for (int k = 0; k < nk; k++) free(ks[k].nodes);
+    if ((s = order_kernels(ir, kof, nk, count, ks)) != GCR_OK) {
         free(ks);
-        if (s == GCR_ERR_OOM) gcr_set_error(ir->ctx, s, "fuse: out of host memory");
         goto out;
     }
     free(ir->kernels);
-    ir->kernels = calloc((size_t)(nk ? nk : 1), sizeof *ir->kernels);
-    if (!ir->kernels) {
-        for (int k = 0; k < nk; k++) free(ks[k].nodes);
-        free(ks);
-        s = gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory");
-        goto out;
-    }
-    for (int k = 0; k < nk; k++) ir->kernels[k] = ks[order[k]];
+    ir->kernels = ks;
     ir->n_kernels = nk;
-    free(ks);
     for (int k = 0; k < nk && s == GCR_OK; k++) {
         gcr_kernel *K = &ir->kernels[k];
         int first = K->nodes[0];
@@ -336,18 +419,17 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
             ir->values[ir->nodes[first].out].written = 1;
         } else {
             K->type = GCR_K_FUSED;
-            s = build_fused(ir, K, expr_of, member, slot);
+            s = build_fused(ir, K, &sc);
         }
         kernel_name(ir, K, k);
     }
 out:
     free(kof);
     free(count);
-    free(expr_of);
-    free(member);
-    free(slot);
-    free(indeg);
-    free(order);
+    free(sc.expr_of);
+    free(sc.load_of);
+    free(sc.slot);
+    free(sc.member);
     return s;
 }
 
@@ -357,11 +439,13 @@ gcr_status gcr_ir_optimize(gcr_ir *ir)
     for (int i = 0; i < ir->n_nodes; i++) ir->nodes[i].group = i;
     if (ir->ctx->knobs.fusion) {
         GCR_TRY(gcr_pass_fold_bn(ir));
+        GCR_TRY(gcr_fuse_begin(ir));
         GCR_TRY(gcr_pass_pointwise(ir));
         GCR_TRY(gcr_pass_epilogue(ir));
         GCR_TRY(gcr_pass_prologue(ir));
         GCR_TRY(gcr_pass_reduction(ir));
         GCR_TRY(gcr_pass_horizontal(ir));
+        gcr_fuse_end(ir);
     }
     GCR_TRY(gcr_ir_build_kernels(ir));
     return gcr_plan(ir);

@@ -1,7 +1,41 @@
 /* legal.c — the one fusion legality rule and the union-find every pass merges through. Passes
- * only propose merges; whether two nodes may share a kernel is decided here alone. */
+ * only propose merges; whether two nodes may share a kernel is decided here alone.
+ *
+ * So that a capture of n ops fuses in about O(n log n), every fact the rule needs is kept per
+ * group and updated at each merge instead of being recomputed from all nodes (gcr_fuse_begin):
+ * member lists, anchor count, whether all members are pointwise over one shape, how many
+ * consumer edges leave the group, and a topological order of the groups (the graph with each
+ * group contracted to one vertex). The cycle check then searches only the groups that lie
+ * strictly between the two candidates in that order, and a merge repairs the order by moving
+ * just those groups (Pearce and Kelly's dynamic topological sort, with a merge of two vertices
+ * in place of an edge insertion). Group-level edges are lists of node ids; entries that point
+ * back into their own group or repeat a group are dropped whenever a search walks them. */
 #include "ir.h"
 #include <stdlib.h>
+
+struct gcr_fuse {
+    int n;
+    /* per node; the group's fields are valid at its union-find root */
+    int *next;          /* member list (the root is the head): next member, -1 at the end */
+    int *tail;          /* last member */
+    int *size;          /* members */
+    int *anchors;       /* anchor members */
+    int *anchor;        /* an anchor member, -1 */
+    int *pointwise;     /* every member is pointwise */
+    int *uniform;       /* every member's result has the shape of rep's */
+    int *rep;           /* a member whose result shape stands for the group's */
+    int *n_out;         /* members whose value is a graph output */
+    int *ext;           /* consumer entries from a member's value to a node outside the group */
+    int *ord;           /* position in a topological order of the contracted graph */
+    int *vis, epoch;    /* search marks */
+    int *seen, seen_epoch; /* duplicate marks while walking one edge list */
+    int *out_head, *out_tail, *in_head, *in_tail; /* group-level edge lists */
+    int *e_node, *e_next; /* edge entries: target node, next entry */
+    int *stack, *pool;
+    int64_t *fwd, *bwd; /* (ord << 32 | group) of the groups between the candidates */
+    int n_fwd, n_bwd;
+    int cached_x, cached_y; /* the pair fwd/bwd were searched for (merge reuses them), -1 */
+};
 
 int gcr_group_find(gcr_ir *ir, int n)
 {
@@ -12,18 +46,89 @@ int gcr_group_find(gcr_ir *ir, int n)
     return n;
 }
 
-void gcr_fuse_merge(gcr_ir *ir, int a, int b)
-{
-    int ra = gcr_group_find(ir, a), rb = gcr_group_find(ir, b);
-    if (ra == rb) return;
-    /* the smaller id stays root so a group's root is its first node */
-    if (ra < rb) ir->nodes[rb].group = ra;
-    else ir->nodes[ra].group = rb;
-}
-
 static bool is_anchor_kind(gcr_kind k)
 {
     return k == GCR_KIND_CONV || k == GCR_KIND_MATMUL || k == GCR_KIND_REDUCE || k == GCR_KIND_POOL;
+}
+
+void gcr_fuse_end(gcr_ir *ir)
+{
+    gcr_fuse *f = ir->fuse;
+    if (!f) return;
+    free(f->next); /* every int array of the state lives in this one block */
+    free(f->e_node);
+    free(f->fwd);
+    free(f);
+    ir->fuse = NULL;
+}
+
+/* appends an entry for node `to` to the list (head, tail) */
+static void edge_push(gcr_fuse *f, int *head, int *tail, int e, int to)
+{
+    f->e_node[e] = to;
+    f->e_next[e] = -1;
+    if (*tail >= 0) f->e_next[*tail] = e;
+    else *head = e;
+    *tail = e;
+}
+
+gcr_status gcr_fuse_begin(gcr_ir *ir)
+{
+    gcr_fuse_end(ir);
+    int n = ir->n_nodes, m = 0;
+    for (int i = 0; i < n; i++)
+        if (!ir->nodes[i].dead) m += ir->values[ir->nodes[i].out].n_cons;
+    gcr_fuse *f = calloc(1, sizeof *f);
+    enum { N_ARRAYS = 20 };
+    int *block = f ? malloc(sizeof(int) * (size_t)N_ARRAYS * (size_t)(n + 2)) : NULL;
+    int *edges = block ? malloc(sizeof(int) * 2 * (size_t)(2 * m + 1)) : NULL;
+    int64_t *keys = edges ? malloc(sizeof(int64_t) * 2 * (size_t)(n + 1)) : NULL;
+    if (!keys) {
+        free(f);
+        free(block);
+        free(edges);
+        return gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory for %d nodes", n);
+    }
+    ir->fuse = f;
+    f->n = n;
+    int **arrays[N_ARRAYS] = {&f->next, &f->tail, &f->size, &f->anchors, &f->anchor, &f->pointwise, &f->uniform,
+                              &f->rep, &f->n_out, &f->ext, &f->ord, &f->vis, &f->seen, &f->out_head, &f->out_tail,
+                              &f->in_head, &f->in_tail, &f->stack, &f->pool, NULL};
+    for (int k = 0; arrays[k]; k++) *arrays[k] = block + (size_t)k * (size_t)(n + 2);
+    f->e_node = edges;
+    f->e_next = edges + 2 * m + 1;
+    f->fwd = keys;
+    f->bwd = keys + n + 1;
+    f->cached_x = f->cached_y = -1;
+    for (int i = 0; i < n; i++) {
+        const gcr_node *nd = &ir->nodes[i];
+        ir->nodes[i].group = i;
+        f->next[i] = -1;
+        f->tail[i] = i;
+        f->size[i] = 1;
+        f->anchors[i] = is_anchor_kind(gcr_op_table[nd->op].kind);
+        f->anchor[i] = f->anchors[i] ? i : -1;
+        f->pointwise[i] = gcr_op_table[nd->op].kind == GCR_KIND_POINTWISE;
+        f->uniform[i] = 1;
+        f->rep[i] = i;
+        f->n_out[i] = ir->values[nd->out].out_index >= 0;
+        f->ext[i] = 0;
+        f->ord[i] = i; /* trace order is topological */
+        f->vis[i] = f->seen[i] = 0;
+        f->out_head[i] = f->out_tail[i] = f->in_head[i] = f->in_tail[i] = -1;
+    }
+    int e = 0;
+    for (int i = 0; i < n; i++) {
+        if (ir->nodes[i].dead) continue; /* a folded node's value belongs to its new producer */
+        int nc;
+        const int *cons = gcr_ir_consumers(ir, ir->nodes[i].out, &nc);
+        f->ext[i] = nc;
+        for (int j = 0; j < nc; j++) {
+            edge_push(f, &f->out_head[i], &f->out_tail[i], e++, cons[j]);
+            edge_push(f, &f->in_head[cons[j]], &f->in_tail[cons[j]], e++, i);
+        }
+    }
+    return GCR_OK;
 }
 
 /* skip_fuse tokens: pointwise, reduce (reductions and pools), conv, matmul */
@@ -48,87 +153,74 @@ bool gcr_fuse_enabled(const gcr_ir *ir, int n)
     return !kind_skipped(ir, k);
 }
 
-/* the group's anchor node, or -1; *count gets the number of anchors (legality keeps it <= 1) */
-static int group_anchor(gcr_ir *ir, int root, int *count)
-{
-    int a = -1, c = 0;
-    for (int i = root; i < ir->n_nodes; i++) {
-        if (ir->nodes[i].dead || gcr_group_find(ir, i) != root) continue;
-        if (is_anchor_kind(gcr_op_table[ir->nodes[i].op].kind)) {
-            a = i;
-            c++;
-        }
-    }
-    if (count) *count = c;
-    return a;
-}
-
 /* every member of group root is pointwise with output shape equal to shape */
-static bool group_space_is(gcr_ir *ir, int root, const gcr_meta *shape)
+static bool group_space_is(const gcr_ir *ir, int root, const gcr_meta *shape)
 {
-    for (int i = root; i < ir->n_nodes; i++) {
-        if (ir->nodes[i].dead || gcr_group_find(ir, i) != root) continue;
-        if (gcr_op_table[ir->nodes[i].op].kind != GCR_KIND_POINTWISE) return false;
-        if (!gcr_meta_same_shape(&ir->values[ir->nodes[i].out].m, shape)) return false;
-    }
-    return true;
+    const gcr_fuse *f = ir->fuse;
+    return f->pointwise[root] && f->uniform[root] && gcr_meta_same_shape(&ir->values[ir->nodes[f->rep[root]].out].m, shape);
 }
 
-/* Would groups ra and rb merged form a cycle: does a path leave the union and come back? Other
- * groups count as contracted (one kernel each), so reaching any member of a group reaches all of
- * it, earlier members included; hence no id bound can prune the search. */
+/* Walks group g's out (forward) or in list once, dropping entries that point into g or repeat a
+ * group; for every other group h reached, stores h in f->stack[*sp] when it is `to`'s side of
+ * the window and unvisited. Returns true when a group other than `from` has an edge to `to`. */
+static bool walk_edges(gcr_ir *ir, int g, int from, int to, bool forward, int *sp, int64_t *found, int *nf)
+{
+    gcr_fuse *f = ir->fuse;
+    int *head = forward ? &f->out_head[g] : &f->in_head[g], *tail = forward ? &f->out_tail[g] : &f->in_tail[g];
+    int prev = -1;
+    f->seen_epoch++;
+    for (int e = *head; e >= 0;) {
+        int nx = f->e_next[e], h = gcr_group_find(ir, f->e_node[e]);
+        if (h == g || f->seen[h] == f->seen_epoch) { /* internal or repeated: drop it */
+            if (prev >= 0) f->e_next[prev] = nx;
+            else *head = nx;
+            if (*tail == e) *tail = prev;
+            e = nx;
+            continue;
+        }
+        f->seen[h] = f->seen_epoch;
+        prev = e;
+        e = nx;
+        if (h == to) {
+            if (g != from) return true; /* from reaches to through another group */
+            continue;
+        }
+        bool inside = forward ? f->ord[h] < f->ord[to] : f->ord[h] > f->ord[to];
+        if (!inside || f->vis[h] == f->epoch) continue;
+        f->vis[h] = f->epoch;
+        f->stack[(*sp)++] = h;
+        found[(*nf)++] = (int64_t)f->ord[h] << 32 | h;
+    }
+    return false;
+}
+
+/* Groups reachable from `from` (forward: along edges; else against them) that lie strictly
+ * between from and to in the order, into found; true when `to` is among their neighbours. */
+static bool search(gcr_ir *ir, int from, int to, bool forward, int64_t *found, int *nf)
+{
+    gcr_fuse *f = ir->fuse;
+    int sp = 0;
+    *nf = 0;
+    f->epoch++;
+    f->vis[from] = f->epoch;
+    f->stack[sp++] = from;
+    while (sp > 0)
+        if (walk_edges(ir, f->stack[--sp], from, to, forward, &sp, found, nf)) return true;
+    return false;
+}
+
+/* Would groups ra and rb merged form a cycle, a path that leaves the union and comes back? In a
+ * topological order such a path runs from the earlier group to the later through groups between
+ * them; the groups met on both sides are kept for the merge's reordering. */
 static bool would_cycle(gcr_ir *ir, int ra, int rb)
 {
-    int n = ir->n_nodes;
-    int *root = malloc(sizeof(int) * (size_t)(n + 1)), *start = calloc((size_t)n + 2, sizeof(int));
-    int *mem = malloc(sizeof(int) * (size_t)(n + 1)), *stack = malloc(sizeof(int) * (size_t)(n + 1));
-    char *seen = calloc((size_t)n + 1, 1); /* per group root */
-    bool cyc = true; /* OOM: refuse the merge */
-    if (!root || !start || !mem || !stack || !seen) goto out;
-    for (int i = 0; i < n; i++) {
-        root[i] = ir->nodes[i].dead ? -1 : gcr_group_find(ir, i);
-        if (root[i] == rb) root[i] = ra; /* the union is one group */
-        if (root[i] >= 0) start[root[i] + 1]++;
-    }
-    for (int i = 0; i < n; i++) start[i + 1] += start[i];
-    {
-        int *fill = calloc((size_t)n + 1, sizeof(int));
-        if (!fill) goto out;
-        for (int i = 0; i < n; i++)
-            if (root[i] >= 0) mem[start[root[i]] + fill[root[i]]++] = i;
-        free(fill);
-    }
-    int sp = 0;
-    cyc = false;
-    seen[ra] = 1;
-    stack[sp++] = ra;
-    while (sp > 0 && !cyc) {
-        int g = stack[--sp];
-        for (int m = start[g]; m < start[g + 1] && !cyc; m++) {
-            int x = mem[m];
-            int nc;
-            const int *cons = gcr_ir_consumers(ir, ir->nodes[x].out, &nc);
-            for (int j = 0; j < nc; j++) {
-                int y = cons[j], gy = root[y];
-                if (gy < 0 || gy == g) continue;
-                if (gy == ra) { /* back into the union from outside */
-                    if (g != ra) { cyc = true; break; }
-                    continue;
-                }
-                if (!seen[gy]) {
-                    seen[gy] = 1;
-                    stack[sp++] = gy;
-                }
-            }
-        }
-    }
-out:
-    free(root);
-    free(start);
-    free(mem);
-    free(stack);
-    free(seen);
-    return cyc;
+    gcr_fuse *f = ir->fuse;
+    int x = f->ord[ra] < f->ord[rb] ? ra : rb, y = x == ra ? rb : ra;
+    f->cached_x = f->cached_y = -1;
+    if (search(ir, x, y, true, f->fwd, &f->n_fwd) || search(ir, y, x, false, f->bwd, &f->n_bwd)) return true;
+    f->cached_x = x;
+    f->cached_y = y;
+    return false;
 }
 
 /* the slot of anchor b that reads value u and may take a prologue, or -1 */
@@ -153,62 +245,137 @@ static int prologue_slot(const gcr_ir *ir, int b, int u)
 
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
 {
-    if (a == b || !gcr_fuse_enabled(ir, a) || !gcr_fuse_enabled(ir, b)) return false;
+    gcr_fuse *f = ir->fuse;
+    if (!f || a == b || !gcr_fuse_enabled(ir, a) || !gcr_fuse_enabled(ir, b)) return false;
     int ra = gcr_group_find(ir, a), rb = gcr_group_find(ir, b);
     if (ra == rb) return false;
     const gcr_node *na = &ir->nodes[a], *nb = &ir->nodes[b];
     gcr_kind ka = gcr_op_table[na->op].kind, kb = gcr_op_table[nb->op].kind;
     const gcr_value *va = &ir->values[na->out];
-    int n_anchor_a, n_anchor_b;
-    group_anchor(ir, ra, &n_anchor_a);
-    int anchor_b = group_anchor(ir, rb, &n_anchor_b);
 
     switch (how) {
     case GCR_FUSE_POINTWISE:
     case GCR_FUSE_HORIZONTAL:
         /* two unanchored pointwise groups over one space; extra outputs are allowed */
-        if (ka != GCR_KIND_POINTWISE || kb != GCR_KIND_POINTWISE || n_anchor_a || n_anchor_b) return false;
+        if (ka != GCR_KIND_POINTWISE || kb != GCR_KIND_POINTWISE || f->anchors[ra] || f->anchors[rb]) return false;
         if (!group_space_is(ir, ra, &ir->values[nb->out].m) || !group_space_is(ir, rb, &va->m)) return false;
         break;
     case GCR_FUSE_EPILOGUE: {
         /* anchor a's result read only by b's pointwise group, which iterates over that result */
-        if (!is_anchor_kind(ka) || kb != GCR_KIND_POINTWISE || n_anchor_b) return false;
+        if (!is_anchor_kind(ka) || kb != GCR_KIND_POINTWISE || f->anchors[rb]) return false;
         if (va->out_index >= 0 || va->n_cons == 0) return false;
         int nc;
         const int *cons = gcr_ir_consumers(ir, na->out, &nc);
         for (int j = 0; j < nc; j++)
             if (gcr_group_find(ir, cons[j]) != rb) return false;
         if (!group_space_is(ir, rb, &va->m)) return false;
-        /* a's group may hold prologues but no epilogue yet: only the anchor's own value leaves it */
-        for (int i = ra; i < ir->n_nodes; i++) {
-            if (ir->nodes[i].dead || gcr_group_find(ir, i) != ra || i == a) continue;
-            int n2;
-            const int *c2 = gcr_ir_consumers(ir, ir->nodes[i].out, &n2);
-            for (int j = 0; j < n2; j++)
-                if (gcr_group_find(ir, c2[j]) != ra) return false;
-        }
+        /* a's group may hold prologues but no epilogue yet: only the anchor's own value leaves
+         * it (its nc consumers, all in b's group) */
+        if (f->ext[ra] != nc) return false;
         break;
     }
-    case GCR_FUSE_PROLOGUE: {
+    case GCR_FUSE_PROLOGUE:
         /* a's pointwise group computes only u = a's value, which anchor b alone reads, at a slot
-         * whose loads may be transformed */
-        if (ka != GCR_KIND_POINTWISE || !is_anchor_kind(kb) || n_anchor_a) return false;
-        if (anchor_b != b) return false;
+         * whose loads may be transformed: no other member is an output or read outside */
+        if (ka != GCR_KIND_POINTWISE || !is_anchor_kind(kb) || f->anchors[ra]) return false;
+        if (f->anchors[rb] != 1 || f->anchor[rb] != b) return false;
         if (prologue_slot(ir, b, na->out) < 0) return false;
         if (va->out_index >= 0 || va->n_cons != 1) return false;
-        for (int i = ra; i < ir->n_nodes; i++) {
-            if (ir->nodes[i].dead || gcr_group_find(ir, i) != ra || i == a) continue;
-            const gcr_value *vi = &ir->values[ir->nodes[i].out];
-            if (vi->out_index >= 0) return false;
-            int n2;
-            const int *c2 = gcr_ir_consumers(ir, ir->nodes[i].out, &n2);
-            for (int j = 0; j < n2; j++)
-                if (gcr_group_find(ir, c2[j]) != ra) return false;
-        }
+        if (f->n_out[ra] != 0 || f->ext[ra] != 1) return false;
         if (!group_space_is(ir, ra, &va->m)) return false;
         break;
-    }
     default: return false;
     }
     return !would_cycle(ir, ra, rb);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Repairs the order for x and y (x earlier) becoming group u: the positions of x, y and the
+ * groups found between them go, in order, to the groups that reach y (before), u, and the
+ * groups x reaches (after); every other group keeps its position. */
+static void reorder(gcr_fuse *f, int x, int y, int u)
+{
+    int np = 0;
+    f->pool[np++] = f->ord[x];
+    f->pool[np++] = f->ord[y];
+    for (int i = 0; i < f->n_bwd; i++) f->pool[np++] = (int)(f->bwd[i] >> 32);
+    for (int i = 0; i < f->n_fwd; i++) f->pool[np++] = (int)(f->fwd[i] >> 32);
+    qsort(f->pool, (size_t)np, sizeof(int), cmp_int);
+    qsort(f->bwd, (size_t)f->n_bwd, sizeof(int64_t), cmp_i64);
+    qsort(f->fwd, (size_t)f->n_fwd, sizeof(int64_t), cmp_i64);
+    int k = 0;
+    for (int i = 0; i < f->n_bwd; i++) f->ord[(int)(f->bwd[i] & 0xffffffff)] = f->pool[k++];
+    f->ord[u] = f->pool[k++];
+    k++; /* the one position left over */
+    for (int i = 0; i < f->n_fwd; i++) f->ord[(int)(f->fwd[i] & 0xffffffff)] = f->pool[k++];
+}
+
+/* consumer entries between groups s and o in either direction, by a walk over s's members */
+static int cross_entries(gcr_ir *ir, int s, int o)
+{
+    const gcr_fuse *f = ir->fuse;
+    int count = 0;
+    for (int m = s; m >= 0; m = f->next[m]) {
+        const gcr_node *nd = &ir->nodes[m];
+        int nc;
+        const int *cons = gcr_ir_consumers(ir, nd->out, &nc);
+        for (int j = 0; j < nc; j++) count += gcr_group_find(ir, cons[j]) == o;
+        for (int k = 0; k < nd->n_in; k++) {
+            if (nd->in[k] < 0) continue;
+            int p = ir->values[nd->in[k]].producer;
+            count += p >= 0 && !ir->nodes[p].dead && gcr_group_find(ir, p) == o;
+        }
+    }
+    return count;
+}
+
+static void list_append(int *head_a, int *tail_a, int head_b, int tail_b, int *next)
+{
+    if (head_b < 0) return;
+    if (*tail_a >= 0) next[*tail_a] = head_b;
+    else *head_a = head_b;
+    *tail_a = tail_b;
+}
+
+void gcr_fuse_merge(gcr_ir *ir, int a, int b)
+{
+    gcr_fuse *f = ir->fuse;
+    int ra = gcr_group_find(ir, a), rb = gcr_group_find(ir, b);
+    if (ra == rb || !f) return;
+    int x = f->ord[ra] < f->ord[rb] ? ra : rb, y = x == ra ? rb : ra;
+    if ((f->cached_x != x || f->cached_y != y) && would_cycle(ir, ra, rb)) {
+        gcr_info(ir->ctx, "fuse: merge of groups %d and %d refused (it would form a cycle)", ra, rb);
+        return;
+    }
+    /* the smaller id stays root so a group's root is its first node */
+    int root = ra < rb ? ra : rb, other = root == ra ? rb : ra;
+    int small = f->size[ra] <= f->size[rb] ? ra : rb;
+    int cross = cross_entries(ir, small, small == ra ? rb : ra);
+    reorder(f, x, y, root);
+    f->cached_x = f->cached_y = -1;
+    ir->nodes[other].group = root;
+    f->next[f->tail[root]] = other;
+    f->tail[root] = f->tail[other];
+    f->size[root] += f->size[other];
+    if (f->anchors[other]) f->anchor[root] = f->anchor[other];
+    f->anchors[root] += f->anchors[other];
+    f->uniform[root] = f->uniform[root] && f->uniform[other] &&
+                       gcr_meta_same_shape(&ir->values[ir->nodes[f->rep[root]].out].m,
+                                           &ir->values[ir->nodes[f->rep[other]].out].m);
+    f->pointwise[root] = f->pointwise[root] && f->pointwise[other];
+    f->n_out[root] += f->n_out[other];
+    f->ext[root] += f->ext[other] - cross;
+    list_append(&f->out_head[root], &f->out_tail[root], f->out_head[other], f->out_tail[other], f->e_next);
+    list_append(&f->in_head[root], &f->in_tail[root], f->in_head[other], f->in_tail[other], f->e_next);
 }

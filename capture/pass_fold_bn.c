@@ -71,6 +71,7 @@ static gcr_tensor *fold_f32(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b, gcr_tens
 gcr_status gcr_pass_fold_bn(gcr_ir *ir)
 {
     gcr_ctx *ctx = ir->ctx;
+    int folded = 0;
     for (int bn = 0; bn < ir->n_nodes; bn++) {
         gcr_node *nb = &ir->nodes[bn];
         if (nb->dead || nb->nofuse || nb->op != GCR_OP_BATCH_NORM) continue;
@@ -124,7 +125,9 @@ gcr_status gcr_pass_fold_bn(gcr_ir *ir)
         ir->values[nb->out].producer = cv;
         nb->dead = 1;
         gcr_info(ctx, "fold_bn: batch_norm#%d folded into conv2d#%d", bn, cv);
-        GCR_TRY(gcr_ir_link(ir));
+        folded++;
     }
-    return GCR_OK;
+    /* once at the end (a link per fold made the pass quadratic): a fold changes no consumer
+     * count or output mark that a later fold reads (those of other convs' results) */
+    return folded ? gcr_ir_link(ir) : GCR_OK;
 }

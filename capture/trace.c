@@ -28,9 +28,8 @@ static int value_of(gcr_ir *ir, gcr_tensor *t, const char *op, int k)
             return -1;
         }
     }
-    for (int v = 0; v < ir->n_values; v++)
-        if (ir->values[v].ext == t && (ir->values[v].kind == GCR_V_INPUT || ir->values[v].kind == GCR_V_CONST))
-            return v;
+    int known = gcr_ir_find_ext(ir, t);
+    if (known >= 0) return known;
     if (!t->st) {
         gcr_set_error(ir->ctx, GCR_ERR_CAPTURE, "%s: input %d has no data", op, k);
         return -1;
