@@ -1,5 +1,6 @@
 /* trace.c — recording op calls while a context captures: the dispatch hook, explicit
- * capture_begin/end, output marks, and the capture state kept on ctx->trace. */
+ * capture_begin/end, output marks, the rules for host reads and writes while a trace records,
+ * and the capture state kept on ctx->trace. */
 #include "../replay/graph.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,10 @@ static int value_of(gcr_ir *ir, gcr_tensor *t, const char *op, int k)
             return t->value;
         if (!t->st) {
             char b[96];
-            gcr_set_error(ir->ctx, GCR_ERR_CAPTURE, "%s: input %d (%s) is a traced tensor of another capture", op, k,
-                          gcr_meta_str(&t->m, b, sizeof b));
+            gcr_set_error(ir->ctx, GCR_ERR_CAPTURE,
+                          "%s: input %d (%s) is a traced tensor without data (of another capture, an "
+                          "intermediate, or a region result that its last pass did not output)",
+                          op, k, gcr_meta_str(&t->m, b, sizeof b));
             return -1;
         }
     }
@@ -107,6 +110,7 @@ gcr_status gcr_capture_begin(gcr_ctx *ctx)
     if (!cs->cur) return GCR_ERR_OOM;
     ctx->mode = GCR_MODE_CAPTURE;
     return GCR_OK;
+    ctx->capture_err = GCR_OK; /* an error recorded from here to capture_end fails the capture */
 }
 
 int gcr_ctx_capturing(const gcr_ctx *ctx) { return ctx && ctx->mode != GCR_MODE_EAGER; }
@@ -129,8 +133,9 @@ gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph)
     gcr_ir *ir = cs->cur;
     cs->cur = NULL;
     ctx->mode = GCR_MODE_EAGER;
-    if (ir->failed) {
-        gcr_status s = ir->failed;
+    /* a failed op that recorded nothing (its shape inference refused it) leaves capture_err */
+    gcr_status s = ir->failed ? ir->failed : ctx->capture_err;
+    if (s != GCR_OK) {
         gcr_trace_free(ir);
         return gcr_set_error(ctx, s, "capture_end: an op failed while capturing; no graph was built");
     }
@@ -163,4 +168,39 @@ void gcr_capture_ctx_free(gcr_ctx *ctx)
     while (cs->graphs) gcr_graph_destroy(cs->graphs);
     free(cs);
     ctx->trace = NULL;
+}
+
+/* ---------------------------------------------------------------- host access while tracing */
+
+bool gcr_trace_reads(const gcr_ir *ir, int n, const gcr_storage *st)
+{
+    for (int v = 0; v < n && v < ir->n_values; v++) {
+        const gcr_value *x = &ir->values[v];
+        if ((x->kind == GCR_V_INPUT || x->kind == GCR_V_CONST) && x->ext && x->ext->st == st) return true;
+    }
+    return false;
+}
+
+gcr_status gcr_trace_host_access(const gcr_tensor *t, bool write, const char *fn)
+{
+    gcr_ctx *ctx = t->ctx;
+    gcr_capstate *cs = ctx->trace;
+    gcr_ir *ir = cs && ctx->mode == GCR_MODE_CAPTURE ? cs->cur : NULL;
+    char b[96];
+    gcr_meta_str(&t->m, b, sizeof b);
+    if (ir) { /* an explicit capture records */
+        GCR_CHECK(ctx, t->st || !(t->flags & GCR_TF_TRACED) || t->trace != ir->owner, GCR_ERR_CAPTURE,
+                  "%s: %s is a traced tensor with no data yet (read it after the capture ends)", fn, b);
+        GCR_CHECK(ctx, !write || !t->st || !gcr_trace_reads(ir, ir->n_values, t->st), GCR_ERR_CAPTURE,
+                  "%s: %s is already read by an op of this capture: the graph reads its inputs when it runs, "
+                  "after this write, so that op would see it too; write inputs before the capture begins, or "
+                  "into another tensor",
+                  fn, b);
+    }
+    GCR_TRY(gcr_region_host_access(t, write, fn));
+    GCR_CHECK(ctx, t->st, GCR_ERR_CAPTURE,
+              "%s: %s is an intermediate of a captured graph, not one of its outputs: it holds no data (mark it "
+              "with gcr_graph_output during the capture to read it)",
+              fn, b);
+    return GCR_OK;
 }

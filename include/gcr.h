@@ -262,14 +262,24 @@ GCR_API gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p);
  * While a ctx captures, the op calls above record nodes and run nothing; the tensors they return
  * have shapes but no data (reading them is GCR_ERR_CAPTURE). gcr_capture_end() fuses the record,
  * plans one arena for intermediates, compiles kernels and runs the graph once, so the outputs of
- * the capture pass hold real results.
+ * the capture pass hold real results. A call that fails while capturing returns NULL at the call,
+ * as eagerly; unless the caller clears that error (gcr_ctx_clear_error) before gcr_capture_end,
+ * gcr_capture_end returns its status and builds nothing, also when an earlier error was already
+ * on the ctx.
+ *
+ * Host writes: a graph reads its inputs when it runs (at gcr_capture_end and at each replay), not
+ * when an op is recorded. So gcr_tensor_from_host into a tensor that an op of the open capture
+ * has already read (or into a view sharing its storage) is refused with GCR_ERR_CAPTURE: that op
+ * would see the later write. Write inputs before gcr_capture_begin, as before each replay; a
+ * write before the first op that reads the tensor is the same and is accepted.
  *
  * Inputs of a graph are the tensors created before capture that the trace reads and that are not
  * marked constant. Outputs are the tensors passed to gcr_graph_output() during capture, plus every
  * traced tensor that nothing in the trace consumes. Outputs are static buffers owned by the graph:
  * each replay overwrites them (copy them out with gcr_tensor_to_host or gcr_contiguous to keep a
- * result). Scalars (clamp bounds, *_scalar operands) are frozen at capture. gcr_graph_destroy()
- * invalidates every tensor handle the capture returned.
+ * result). Traced tensors that are not outputs hold no data: reading one fails with
+ * GCR_ERR_CAPTURE. Scalars (clamp bounds, *_scalar operands) are frozen at capture.
+ * gcr_graph_destroy() invalidates every tensor handle the capture returned.
  *
  * Numerics: fused kernels compute in f32; on CUDA, f16 intermediates of a fused group stay in f32
  * until stored (results may differ from eager by about one f16 ulp), bf16 ones are rounded per op
@@ -289,7 +299,10 @@ GCR_API gcr_tensor *gcr_graph_get_input(gcr_graph *g, int i);  /* borrowed */
 GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; static buffer */
 /* Replaces input i by t for later replays: same signature patches pointers, no re-capture; a
  * different dtype/shape/strides/device re-traces or falls back to eager (knobs.retrace) at the
- * next replay. t must outlive its use by the graph.
+ * next replay. t must outlive its use by the graph. A re-specialisation that fails (the new
+ * signature cannot be built) returns the error from gcr_graph_replay and leaves the graph as it
+ * was: its cached variants, and its outputs with their last results; bind the old input back to
+ * replay it. A region's graph (gcr_region_graph) refuses this call: its passes bind its inputs.
  * t may have another rank or size: each captured call then applies its parameters as written,
  * as the same call on t would eagerly. Axes and negative indices count from t's end (a sum over
  * axis -1 of a [3,5] capture sums t's last dim), slice bounds clamp to t's dims, reshape's -1
@@ -330,14 +343,38 @@ GCR_API size_t gcr_graph_describe(const gcr_graph *g, char *buf, size_t n);
  * another branch taken, another scalar) re-traces into a new graph for that signature (kept in a
  * capped LRU cache per region), or runs eagerly when knobs.retrace is 0: a stale graph never runs.
  * With knobs.guards == 0 later passes skip the body entirely (faster, unchecked; testing only).
- * Tensors the body creates belong to the region and stay valid across passes; outputs are its
- * sinks and gcr_graph_output() tensors, with the static-buffer rule above.
- * Leave the body normally: a break, return or goto out of it leaves the ctx capturing. A body
- * whose inputs are new tensors on every pass re-traces every pass (and keeps each trace's
- * handles until the ctx is destroyed): write new data into the same input tensors instead. */
+ * Leave the body normally: a break, return or goto out of it leaves the ctx capturing.
+ *
+ * Inside the body nothing runs until its end, so:
+ * - a call that fails fails the pass unless the body clears the error: the pass runs nothing,
+ *   no tensor of the region holds data until a later pass succeeds, and the status stays on
+ *   the ctx;
+ * - reading or writing (gcr_tensor_to_host / from_host) a tensor the region made is refused
+ *   with GCR_ERR_CAPTURE;
+ * - host writes follow the capture rule above: writing into a tensor that an op of this pass has
+ *   already read is refused with GCR_ERR_CAPTURE (a graph reads its inputs when it runs, at the
+ *   body's end). Write inputs before the region, or in the body before the first op reads them.
+ *
+ * Tensors the body creates belong to the region (gcr_tensor_free ignores them). After a pass, the
+ * outputs of that pass (its sinks and gcr_graph_output() tensors) hold its results, with the
+ * static-buffer rule above: the next pass overwrites them. Every other tensor the region made
+ * holds no data, and reading it fails with GCR_ERR_CAPTURE: an intermediate of the pass, or a
+ * result of an earlier pass that this pass did not output (another branch, another input
+ * signature). A tensor never shows an earlier pass's data; the same call on a later pass that
+ * runs the same variant returns the same handle, holding that pass's data again.
+ *
+ * Eviction: a region keeps knobs.graph_cache variants. A new variant is built and run before the
+ * least recently used one is evicted, so a pass may read the previous pass's outputs, e.g. state
+ * fed back (h = step(ctx, x, h)); such a body re-traces on every pass, as its input is a new
+ * tensor each time. A failed pass leaves the cache as it was. The tensors of an evicted variant
+ * (that no cached variant shares) are retired: they hold no data and reading them fails with
+ * GCR_ERR_CAPTURE saying they were evicted. The region frees retired tensors once graph_cache
+ * more retirements have followed, so its memory is bounded by its cache whatever the inputs: a
+ * tensor of a variant evicted that long ago must not be used (copy results out to keep them). */
 GCR_API int gcr_region_begin(gcr_ctx *ctx, const char *name); /* 1: run the body */
 GCR_API int gcr_region_end(gcr_ctx *ctx);                     /* always 0 */
-/* The graph last run for region name, or NULL (borrowed). */
+/* The graph last run for region name, or NULL (borrowed: the region frees it when it evicts its
+ * variant; it refuses gcr_graph_bind_input). */
 GCR_API gcr_graph *gcr_region_graph(gcr_ctx *ctx, const char *name);
 #define GCR_REGION(ctx, name) \
     for (int gcr_region_once_ = gcr_region_begin((ctx), (name)); gcr_region_once_; \

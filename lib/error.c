@@ -20,6 +20,7 @@ gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (ctx->knobs.log >= 2) fprintf(stderr, "gcr: error: %s: %s\n", gcr_status_name(s), msg);
+    if (ctx->mode != GCR_MODE_EAGER && ctx->capture_err == GCR_OK) ctx->capture_err = s;
     if (ctx->status == GCR_OK) { /* sticky: the first error stays until cleared */
         ctx->status = s;
         snprintf(ctx->err, sizeof ctx->err, "%s", msg);
@@ -58,5 +59,6 @@ void gcr_ctx_clear_error(gcr_ctx *ctx)
 {
     if (!ctx) return;
     ctx->status = GCR_OK;
+    ctx->capture_err = GCR_OK;
     ctx->err[0] = 0;
 }

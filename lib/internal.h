@@ -131,10 +131,12 @@ struct gcr_tensor {
     int64_t offset;       /* elements from storage base */
     gcr_storage *st;      /* NULL for traced tensors without data */
     uint32_t flags;
-    /* ctx ownership list (untraced tensors) */
+    /* ctx ownership list (untraced tensors), or the owning region's lists (its traced tensors:
+     * replay/region.c, which keeps in seq when it retired one) */
     gcr_tensor *prev, *next;
     uint64_t seq;
-    /* capture: the trace and value this tensor stands for (traced tensors only) */
+    /* capture: the trace and value this tensor stands for (traced tensors only; a region's
+     * retired tensor keeps its region and has value -1) */
     void *trace;
     int value;
 };
@@ -156,6 +158,8 @@ gcr_tensor *gcr_tensor_shell(gcr_ctx *ctx, const gcr_meta *m);
 gcr_status gcr_tensor_bind(gcr_tensor *t, void *data, size_t bytes);
 /* Frees a handle regardless of list membership. */
 void gcr_tensor_destroy(gcr_tensor *t);
+/* Drops t's storage (t then holds no data, like a traced tensor before its graph runs). */
+void gcr_tensor_unbind(gcr_tensor *t);
 
 /* ---------------------------------------------------------------- backend */
 
@@ -196,6 +200,8 @@ struct gcr_ctx {
     gcr_tensor live;       /* sentinel of the list of ctx-owned tensors, oldest first */
     uint64_t seq;
     gcr_mode mode;
+    gcr_status capture_err; /* first error recorded while capturing or checking since the capture or
+                               region pass began or the error was cleared: it fails that capture */
     void *trace;           /* current trace while capturing or checking (capture/) */
     struct gcr_region *regions; /* uthash by name (replay/) */
     struct gcr_region *region;  /* region whose body runs now */
@@ -247,6 +253,11 @@ int64_t gcr_view_offset(const gcr_call *c);
 gcr_tensor *gcr_trace_record(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
 /* Frees everything capture and replay keep on ctx (regions, open trace). */
 void gcr_capture_ctx_free(gcr_ctx *ctx);
+/* Whether fn (tensor_to_host / tensor_from_host, write true for the latter) may touch t now:
+ * refuses, with the reason recorded on t's ctx, a tensor without data (saying why it has none),
+ * a region's tensor inside its own body, and a write into a tensor that the open capture or
+ * region pass has already read (the graph reads its inputs when it runs, after the write). */
+gcr_status gcr_trace_host_access(const gcr_tensor *t, bool write, const char *fn);
 
 /* ---------------------------------------------------------------- dtype helpers */
 

@@ -109,6 +109,13 @@ void gcr_tensor_destroy(gcr_tensor *t)
     free(t);
 }
 
+void gcr_tensor_unbind(gcr_tensor *t)
+{
+    storage_release(t->ctx, t->st);
+    t->st = NULL;
+    t->offset = 0;
+}
+
 void gcr_tensor_free(gcr_tensor *t)
 {
     /* traced tensors belong to their trace or graph, which frees them */
@@ -218,22 +225,21 @@ static gcr_tensor *dense_copy(gcr_tensor *t)
     return out;
 }
 
-static gcr_status check_io(const gcr_tensor *t, const void *p, size_t bytes, const char *fn)
+static gcr_status check_io(const gcr_tensor *t, const void *p, size_t bytes, bool write, const char *fn)
 {
     if (!t) return GCR_ERR_INVALID;
     char b[128];
     GCR_CHECK(t->ctx, p, GCR_ERR_INVALID, "%s: NULL host pointer for %s", fn, gcr_meta_str(&t->m, b, sizeof b));
     GCR_CHECK(t->ctx, bytes == gcr_tensor_nbytes(t), GCR_ERR_SHAPE, "%s: %zu bytes given, %s holds %zu", fn,
               bytes, gcr_meta_str(&t->m, b, sizeof b), gcr_tensor_nbytes(t));
-    GCR_CHECK(t->ctx, t->st, GCR_ERR_CAPTURE,
-              "%s: %s is a traced tensor with no data yet (read it after the capture ends)", fn,
-              gcr_meta_str(&t->m, b, sizeof b));
+    /* traced tensors, and any tensor while a capture or region body records, follow capture's rules */
+    if (!t->st || t->ctx->mode != GCR_MODE_EAGER) return gcr_trace_host_access(t, write, fn);
     return GCR_OK;
 }
 
 gcr_status gcr_tensor_from_host(gcr_tensor *t, const void *src, size_t bytes)
 {
-    GCR_TRY(check_io(t, src, bytes, "tensor_from_host"));
+    GCR_TRY(check_io(t, src, bytes, true, "tensor_from_host"));
     gcr_ctx *ctx = t->ctx;
     if (bytes == 0) return GCR_OK;
     if (gcr_meta_is_contiguous(&t->m))
@@ -258,7 +264,7 @@ gcr_status gcr_tensor_from_host(gcr_tensor *t, const void *src, size_t bytes)
 
 gcr_status gcr_tensor_to_host(const gcr_tensor *t, void *dst, size_t bytes)
 {
-    GCR_TRY(check_io(t, dst, bytes, "tensor_to_host"));
+    GCR_TRY(check_io(t, dst, bytes, false, "tensor_to_host"));
     gcr_ctx *ctx = t->ctx;
     if (bytes == 0) return GCR_OK;
     if (gcr_meta_is_contiguous(&t->m))

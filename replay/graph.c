@@ -250,13 +250,14 @@ static gcr_status variant_run(gcr_graph *g, gcr_variant *v)
     return gcr_variant_bind_outputs(g, v);
 }
 
-static void evict_lru(gcr_graph *g)
+/* Evicts least recently used variants, never keep, until the cache holds at most its cap. */
+static void evict_lru(gcr_graph *g, const gcr_variant *keep)
 {
     int cap = g->ctx->knobs.graph_cache > 0 ? g->ctx->knobs.graph_cache : 1;
-    while ((int)HASH_COUNT(g->variants) >= cap) {
+    while ((int)HASH_COUNT(g->variants) > cap) {
         gcr_variant *old = NULL, *it, *tmp;
         HASH_ITER(hh, g->variants, it, tmp)
-            if (!old || it->last_used < old->last_used) old = it;
+            if (it != keep && (!old || it->last_used < old->last_used)) old = it;
         if (!old) break;
         gcr_info(g->ctx, "replay: evicting the least recently used variant (%d cached, cap %d)",
                  (int)HASH_COUNT(g->variants), cap);
@@ -293,21 +294,28 @@ static gcr_status graph_run(gcr_graph *g)
         return gcr_ir_interpret(ctx, g->trace, g->in_t);
     }
     if (g->cur) gcr_info(ctx, "replay: input signature changed; re-specialising the graph");
-    evict_lru(g);
+    /* The new variant is built and run before anything is evicted: a failed build or run leaves
+     * the cache, and the outputs bound to the current variant's buffers, as they were. */
     GCR_TRY(variant_build(g, sig, &v));
-    gcr_variant *dup = NULL;
-    HASH_FIND(hh, g->variants, &v->key, sizeof v->key, dup);
-    if (dup) { /* collision with another signature: the newer wins the slot */
-        HASH_DEL(g->variants, dup);
-        if (g->cur == dup) g->cur = NULL;
-        variant_free(g, dup);
-    }
     HASH_ADD(hh, g->variants, key, sizeof v->key, v);
     if (GCR_HASH_ADD_FAILED(v)) {
         variant_free(g, v);
         return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory caching the graph's new variant");
     }
-    return variant_run(g, v);
+    gcr_status s = variant_run(g, v);
+    if (g->cur != v) { /* the run failed before binding any output */
+        HASH_DEL(g->variants, v);
+        variant_free(g, v);
+        return s;
+    }
+    gcr_variant *it, *tmp;
+    HASH_ITER(hh, g->variants, it, tmp)
+    if (it != v && it->key == v->key) { /* collision with another signature: the newer wins the slot */
+        HASH_DEL(g->variants, it);
+        variant_free(g, it);
+    }
+    evict_lru(g, v);
+    return s;
 }
 
 gcr_status gcr_graph_run(gcr_graph *g)
@@ -368,6 +376,7 @@ gcr_status gcr_graph_replay(gcr_graph *g)
               "graph_replay: the context is capturing; replay after the capture ends");
     gcr_status s = gcr_graph_run(g);
     if (s == GCR_OK) g->stats.replays++;
+    if (g->region) gcr_region_graph_ran(g->region, g, s);
     return s;
 }
 
@@ -377,6 +386,9 @@ gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t)
     GCR_CHECK(g->ctx, i >= 0 && i < g->n_inputs, GCR_ERR_INVALID, "graph_bind_input: input %d of %d", i, g->n_inputs);
     GCR_CHECK(g->ctx, t && t->ctx == g->ctx, GCR_ERR_INVALID, "graph_bind_input: NULL tensor or another context");
     GCR_CHECK(g->ctx, t->st, GCR_ERR_CAPTURE, "graph_bind_input: the tensor has no data (a traced tensor)");
+    /* a region's passes pick its graphs' inputs by matching the body's calls */
+    GCR_CHECK(g->ctx, !g->region, GCR_ERR_CAPTURE, "graph_bind_input: the graph belongs to region %s, whose passes bind its inputs",
+              gcr_region_name(g->region));
     g->in_t[i] = t;
     return GCR_OK;
 }

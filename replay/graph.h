@@ -108,9 +108,21 @@ typedef struct gcr_capstate {
 } gcr_capstate;
 gcr_capstate *gcr_capstate_get(gcr_ctx *ctx);
 
+/* Whether the first n values of trace ir read storage st (an external input or constant). */
+bool gcr_trace_reads(const gcr_ir *ir, int n, const gcr_storage *st);
+
 /* regions (replay/region.c) */
 gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
 gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t);
 void gcr_regions_free(gcr_ctx *ctx);
+/* A replay of g, a graph of region r, ended with s: r's other results stop holding data (or all
+ * do, when s failed). */
+void gcr_region_graph_ran(struct gcr_region *r, gcr_graph *g, gcr_status s);
+const char *gcr_region_name(const struct gcr_region *r);
+/* gcr_trace_host_access's region rules: a region's tensor inside its own body, a write into a
+ * tensor its pass has already read, and why a region's tensor has no data. */
+gcr_status gcr_region_host_access(const gcr_tensor *t, bool write, const char *fn);
+/* Tensor handles region name keeps, live and retired (tests: bounded by its cache). */
+int gcr_region_handle_count(gcr_ctx *ctx, const char *name);
 
 #endif /* GCR_REPLAY_GRAPH_H */

@@ -4,7 +4,17 @@
  * returning the same handles, then replay that variant's graph at the region's end. A pass that
  * differs switches to another cached variant with the same prefix, or diverges: a new trace
  * copies the matched prefix (reusing its handles) and records the rest; at the end a new graph
- * is built for it (knobs.retrace) or its op list runs eagerly. A stale graph never runs.
+ * is built for it (knobs.retrace) or its op list runs eagerly. A stale graph never runs. A pass
+ * in which an op (or any call) failed runs nothing.
+ *
+ * What handles hold: only the outputs of the variant that ran last ("bound") hold data; when
+ * another variant runs, the old one's outputs that the new one does not output are unbound, so
+ * a tensor never shows an earlier pass's data. A new variant is built and run before the least
+ * recently used one is evicted, so a pass may read the previous pass's outputs (recurrent state)
+ * whatever the cache size. Handles live on the region's list while a cached variant's trace
+ * holds them (as a value, or as an external input); the others (their variant was evicted, or
+ * their pass failed) are retired: unbound, value -1, and freed after graph_cache further
+ * retirements, so what a region keeps is bounded by its cache whatever the input pattern.
  *
  * Limits: external tensors are matched by handle, so a body that creates its input tensors anew
  * each pass, or feeds a region output back in as the next pass's input (recurrent state),
@@ -29,13 +39,16 @@ struct gcr_region {
     gcr_ctx *ctx;
     gcr_rvariant *variants;
     gcr_rvariant *cur;    /* checked against now / last run */
+    gcr_rvariant *bound;  /* whose outputs hold data (the one run last), or NULL */
     gcr_ir *open;         /* trace being recorded (capture mode) */
     int prefix_values;    /* values of `open` copied from an earlier trace */
     int cursor;           /* check mode: next node to match */
     int n_marks, cap_marks;
     gcr_tensor **marks;   /* gcr_graph_output calls of this pass */
-    gcr_tensor handles;   /* sentinel of the list of every traced tensor the region made (owned;
-                             stable across passes), chained through the handles' list links */
+    gcr_tensor handles;   /* sentinel of the list of the traced tensors that cached variants hold
+                             (owned; stable across passes), chained through the handles' list links */
+    gcr_tensor retired;   /* sentinel of the list of retired handles (seq: their retirement) */
+    uint64_t retirements; /* collections that retired handles */
     uint64_t clock;
 };
 
@@ -71,18 +84,117 @@ static int count_variants(const gcr_region *r)
     return n;
 }
 
-static void evict(gcr_region *r)
+static int cache_cap(const gcr_region *r) { return r->ctx->knobs.graph_cache > 0 ? r->ctx->knobs.graph_cache : 1; }
+
+/* whether h is an output of trace tr (then a run of tr's variant binds it) */
+static bool outputs_handle(const gcr_ir *tr, const gcr_tensor *h)
 {
-    int cap = r->ctx->knobs.graph_cache > 0 ? r->ctx->knobs.graph_cache : 1;
-    while (count_variants(r) >= cap) {
+    return h->value >= 0 && h->value < tr->n_values && tr->values[h->value].handle == h &&
+           tr->values[h->value].out_index >= 0;
+}
+
+static void unbind_outputs(const gcr_ir *tr)
+{
+    for (int o = 0; tr && o < tr->n_outputs; o++) {
+        gcr_tensor *h = tr->values[tr->outputs[o]].handle;
+        if (h) gcr_tensor_unbind(h);
+    }
+}
+
+/* w ran: the outputs of the variant that ran before it which w does not output lose their data
+ * (they hold an earlier pass's results, or point into a graph that may be evicted) */
+static void now_bound(gcr_region *r, gcr_rvariant *w)
+{
+    if (r->bound && r->bound != w) {
+        const gcr_ir *old = r->bound->trace;
+        for (int o = 0; o < old->n_outputs; o++) {
+            gcr_tensor *h = old->values[old->outputs[o]].handle;
+            if (h && !outputs_handle(w->trace, h)) gcr_tensor_unbind(h);
+        }
+    }
+    r->bound = w;
+}
+
+/* a run of w failed: no result of the region holds data */
+static void run_failed(gcr_region *r, const gcr_ir *tr)
+{
+    unbind_outputs(r->bound ? r->bound->trace : NULL);
+    unbind_outputs(tr);
+    r->bound = NULL;
+}
+
+/* Evicts least recently used variants, never keep, until the cache holds at most its cap. */
+static void evict(gcr_region *r, const gcr_rvariant *keep)
+{
+    int cap = cache_cap(r);
+    while (count_variants(r) > cap) {
         gcr_rvariant **old = NULL;
         for (gcr_rvariant **p = &r->variants; *p; p = &(*p)->next)
-            if (!old || (*p)->last_used < (*old)->last_used) old = p;
+            if (*p != keep && (!old || (*p)->last_used < (*old)->last_used)) old = p;
+        if (!old) break;
         gcr_rvariant *w = *old;
         *old = w->next;
         if (r->cur == w) r->cur = NULL;
+        if (r->bound == w) run_failed(r, NULL);
         gcr_info(r->ctx, "region %s: evicting its least recently used graph (cap %d)", r->name, cap);
         rvariant_free(w);
+    }
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return (x > y) - (x < y);
+}
+
+static void push_handle(gcr_tensor *list, gcr_tensor *t)
+{
+    t->prev = list->prev;
+    t->next = list;
+    list->prev->next = t;
+    list->prev = t;
+}
+
+static void unlink_handle(gcr_tensor *t)
+{
+    t->prev->next = t->next;
+    t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+}
+
+/* Retires the handles no cached variant's trace holds any more (a user may still hold them: they
+ * lose their data and read as evicted), and frees those retired graph_cache retirements ago.
+ * Without memory for the bookkeeping nothing is retired this time (the next collection does it). */
+static void collect(gcr_region *r)
+{
+    size_t n = 0;
+    for (const gcr_rvariant *w = r->variants; w; w = w->next) n += 2 * (size_t)w->trace->n_values;
+    gcr_tensor **held = malloc(sizeof *held * (n ? n : 1));
+    if (held) {
+        size_t k = 0;
+        for (const gcr_rvariant *w = r->variants; w; w = w->next)
+            for (int v = 0; v < w->trace->n_values; v++) {
+                const gcr_value *x = &w->trace->values[v];
+                if (x->handle) held[k++] = x->handle;
+                if (x->ext && (x->ext->flags & GCR_TF_TRACED) && x->ext->trace == r) held[k++] = x->ext;
+            }
+        qsort(held, k, sizeof *held, cmp_ptr);
+        uint64_t stamp = r->retirements + 1;
+        for (gcr_tensor *t = r->handles.next, *nx; t != &r->handles; t = nx) {
+            nx = t->next;
+            if (bsearch(&t, held, k, sizeof *held, cmp_ptr)) continue;
+            unlink_handle(t);
+            gcr_tensor_unbind(t);
+            t->value = -1;
+            t->seq = stamp;
+            push_handle(&r->retired, t);
+            r->retirements = stamp;
+        }
+        free(held);
+    }
+    for (gcr_tensor *t = r->retired.next, *nx; t != &r->retired; t = nx) {
+        nx = t->next;
+        if (r->retirements - t->seq >= (uint64_t)cache_cap(r)) gcr_tensor_destroy(t);
     }
 }
 
@@ -90,9 +202,23 @@ static gcr_status run_variant(gcr_region *r, gcr_rvariant *w)
 {
     w->last_used = ++r->clock;
     r->cur = w;
-    if (w->graph) return gcr_graph_replay(w->graph);
-    return gcr_ir_interpret(r->ctx, w->trace, NULL);
+    if (w->graph) return gcr_graph_replay(w->graph); /* which reports to gcr_region_graph_ran */
+    gcr_status s = gcr_ir_interpret(r->ctx, w->trace, NULL);
+    if (s == GCR_OK) now_bound(r, w);
+    else run_failed(r, w->trace);
+    return s;
 }
+
+void gcr_region_graph_ran(struct gcr_region *r, gcr_graph *g, gcr_status s)
+{
+    gcr_rvariant *w = r->variants;
+    while (w && w->graph != g) w = w->next;
+    if (!w) return;
+    if (s == GCR_OK) now_bound(r, w);
+    else run_failed(r, w->trace);
+}
+
+const char *gcr_region_name(const struct gcr_region *r) { return r->name; }
 
 /* ---------------------------------------------------------------- matching */
 
@@ -110,7 +236,7 @@ static bool node_matches(const gcr_ir *tr, int i, const gcr_call *c)
         }
         const gcr_value *x = &tr->values[v];
         if (x->kind == GCR_V_INPUT || x->kind == GCR_V_CONST) {
-            if (x->ext != t || !gcr_meta_equal(&x->m, &t->m)) return false;
+            if (x->ext != t || !t->st || !gcr_meta_equal(&x->m, &t->m)) return false;
             if ((x->kind == GCR_V_CONST) != ((t->flags & GCR_TF_CONST) != 0)) return false;
         } else if (x->handle != t) {
             return false;
@@ -146,14 +272,18 @@ static bool marks_match(const gcr_region *r, const gcr_ir *tr)
     return true;
 }
 
-/* The pass leaves variant cur at node i: record from here into a new trace with cur's prefix. */
+/* values of trace tr that its first i nodes read or make */
+static int prefix_values(const gcr_ir *tr, int i) { return i == 0 ? 0 : tr->nodes[i - 1].out + 1; }
+
+/* The pass leaves variant cur at node i: record from here into a new trace with cur's prefix
+ * (the caller puts the ctx in capture mode while the body still runs). */
 static gcr_status diverge(gcr_region *r, int i)
 {
     gcr_ctx *ctx = r->ctx;
     const gcr_ir *src = r->cur->trace;
     gcr_ir *nt = gcr_ir_copy(src);
     if (!nt) return ctx->status ? ctx->status : GCR_ERR_OOM;
-    int pv = i == 0 ? 0 : src->nodes[i - 1].out + 1;
+    int pv = prefix_values(src, i);
     nt->n_nodes = i;
     nt->n_values = pv;
     int ni = 0;
@@ -166,7 +296,6 @@ static gcr_status diverge(gcr_region *r, int i)
     gcr_info(ctx, "region %s: pass differs from the recorded trace at op %d; re-tracing", r->name, i);
     r->open = nt;
     r->prefix_values = pv;
-    ctx->mode = GCR_MODE_CAPTURE;
     return GCR_OK;
 }
 
@@ -189,6 +318,7 @@ gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *ou
         return w->trace->values[w->trace->nodes[i].out].handle;
     }
     if (diverge(r, i) != GCR_OK) return NULL;
+    ctx->mode = GCR_MODE_CAPTURE;
     return gcr_trace_record_in(r->open, c, out);
 }
 
@@ -203,6 +333,7 @@ gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t)
     GCR_TRY(push_ptr(ctx, &r->marks, &r->n_marks, &r->cap_marks, t));
     if (tr->values[t->value].marked) return GCR_OK;
     GCR_TRY(diverge(r, r->cursor));
+    ctx->mode = GCR_MODE_CAPTURE;
     r->open->values[t->value].marked = 1;
     return GCR_OK;
 }
@@ -217,6 +348,7 @@ static gcr_region *region_new(gcr_ctx *ctx, const char *name)
     if (r && r->name) {
         r->ctx = ctx;
         r->handles.next = r->handles.prev = &r->handles;
+        r->retired.next = r->retired.prev = &r->retired;
         HASH_ADD_KEYPTR(hh, ctx->regions, r->name, strlen(r->name), r);
         if (!GCR_HASH_ADD_FAILED(r)) return r;
     }
@@ -243,6 +375,7 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
     if (!r && !(r = region_new(ctx, name))) return 0;
     r->n_marks = 0;
     r->cursor = 0;
+    ctx->capture_err = GCR_OK; /* an error recorded from here to the body's end fails the pass */
     if (!r->cur) {
         r->open = gcr_ir_new(ctx, r);
         if (!r->open) return 0;
@@ -264,55 +397,71 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
  * them never allocates (nothing can leak here) and gcr_tensor_destroy unlinks them. */
 static void adopt_handles(gcr_region *r, gcr_ir *tr)
 {
-    for (int v = r->prefix_values; v < tr->n_values; v++) {
-        gcr_tensor *t = tr->values[v].handle;
-        if (!t) continue;
-        t->prev = r->handles.prev;
-        t->next = &r->handles;
-        r->handles.prev->next = t;
-        r->handles.prev = t;
-    }
+    for (int v = r->prefix_values; v < tr->n_values; v++)
+        if (tr->values[v].handle) push_handle(&r->handles, tr->values[v].handle);
 }
 
-/* capture (or diverged) pass: build, or interpret, the new trace */
+/* capture (or diverged) pass: build, or interpret, the open trace as a new variant. It joins the
+ * cache only once it ran, and the least recently used variant is evicted only then, so a failed
+ * build leaves the cache as it was and a pass may read the previous pass's outputs. On failure
+ * the open trace stays for fail_pass. */
 static gcr_status finish_capture(gcr_region *r)
 {
     gcr_ctx *ctx = r->ctx;
     gcr_ir *tr = r->open;
-    r->open = NULL;
-    ctx->mode = GCR_MODE_EAGER;
-    adopt_handles(r, tr);
-    if (tr->failed) {
-        gcr_status s = tr->failed;
-        gcr_ir_free(tr);
-        return gcr_set_error(ctx, s, "region %s: an op failed while tracing; nothing ran", r->name);
-    }
-    gcr_status s = gcr_ir_link(tr);
-    gcr_rvariant *w = s == GCR_OK ? calloc(1, sizeof *w) : NULL;
-    if (!w) {
-        gcr_ir_free(tr);
-        return s != GCR_OK ? s : gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", r->name);
-    }
-    bool first = r->variants == NULL;
-    evict(r);
+    if (tr->failed) return tr->failed;
+    GCR_TRY(gcr_ir_link(tr));
+    gcr_rvariant *w = calloc(1, sizeof *w);
+    if (!w) return gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", r->name);
     w->trace = tr;
+    gcr_status s;
+    if (!r->variants || ctx->knobs.retrace) {
+        s = gcr_graph_from_trace(ctx, tr, false, &w->graph);
+    } else {
+        gcr_info(ctx, "region %s: running the new trace eagerly (retrace=0)", r->name);
+        s = gcr_ir_interpret(ctx, tr, NULL);
+    }
+    if (s != GCR_OK) { /* the graph that held the outputs is gone */
+        unbind_outputs(tr);
+        free(w);
+        return s;
+    }
+    if (w->graph) w->graph->region = r;
+    adopt_handles(r, tr);
+    r->open = NULL;
     w->next = r->variants;
     r->variants = w;
     w->last_used = ++r->clock;
     r->cur = w;
-    if (first || ctx->knobs.retrace) {
-        s = gcr_graph_from_trace(ctx, tr, false, &w->graph);
-        if (s == GCR_OK) {
-            w->graph->region = r;
-        } else { /* no graph: the next pass traces again rather than keep a variant that cannot run */
-            r->variants = w->next;
-            r->cur = NULL;
-            rvariant_free(w);
-        }
-        return s;
+    now_bound(r, w);
+    evict(r, w);
+    collect(r);
+    return GCR_OK;
+}
+
+/* The pass failed (status s): its trace is dropped, and no result of the region holds data. */
+static void fail_pass(gcr_region *r, gcr_status s)
+{
+    if (r->open) {
+        adopt_handles(r, r->open);
+        gcr_ir_free(r->open);
+        r->open = NULL;
     }
-    gcr_info(ctx, "region %s: running the new trace eagerly (retrace=0)", r->name);
-    return gcr_ir_interpret(ctx, tr, NULL);
+    run_failed(r, NULL);
+    collect(r);
+    gcr_set_error(r->ctx, s, "region %s: the pass failed; nothing ran and its tensors hold no data", r->name);
+}
+
+/* The body ended in check mode: run the variant that matches the whole pass, or record a new one
+ * from the point where the pass left the recorded ones. */
+static gcr_status end_check(gcr_region *r)
+{
+    int i = r->cursor;
+    gcr_rvariant *hit = NULL;
+    if (r->cur->trace->n_nodes == i && marks_match(r, r->cur->trace)) hit = r->cur;
+    for (gcr_rvariant *w = r->variants; w && !hit; w = w->next)
+        if (w->trace->n_nodes == i && same_prefix(w->trace, r->cur->trace, i) && marks_match(r, w->trace)) hit = w;
+    return hit ? run_variant(r, hit) : diverge(r, i);
 }
 
 int gcr_region_end(gcr_ctx *ctx)
@@ -320,27 +469,13 @@ int gcr_region_end(gcr_ctx *ctx)
     if (!ctx) return 0;
     gcr_region *r = ctx->region;
     if (!r) return 0;
-    if (ctx->mode == GCR_MODE_CHECK) {
-        int i = r->cursor;
-        gcr_rvariant *hit = NULL;
-        if (r->cur->trace->n_nodes == i && marks_match(r, r->cur->trace)) hit = r->cur;
-        for (gcr_rvariant *w = r->variants; w && !hit; w = w->next)
-            if (w->trace->n_nodes == i && same_prefix(w->trace, r->cur->trace, i) && marks_match(r, w->trace)) hit = w;
-        if (hit) {
-            ctx->mode = GCR_MODE_EAGER;
-            ctx->region = NULL;
-            run_variant(r, hit);
-            return 0;
-        }
-        if (diverge(r, i) != GCR_OK) {
-            ctx->mode = GCR_MODE_EAGER;
-            ctx->region = NULL;
-            return 0;
-        }
-    }
-    if (ctx->mode == GCR_MODE_CAPTURE && r->open) finish_capture(r);
+    gcr_status s = ctx->capture_err;
+    gcr_mode mode = ctx->mode;
     ctx->mode = GCR_MODE_EAGER;
     ctx->region = NULL;
+    if (s == GCR_OK && mode == GCR_MODE_CHECK) s = end_check(r);
+    if (s == GCR_OK && r->open) s = finish_capture(r);
+    if (s != GCR_OK) fail_pass(r, s);
     return 0;
 }
 
@@ -368,9 +503,63 @@ void gcr_regions_free(gcr_ctx *ctx)
             rvariant_free(w);
         }
         while (r->handles.next != &r->handles) gcr_tensor_destroy(r->handles.next);
+        while (r->retired.next != &r->retired) gcr_tensor_destroy(r->retired.next);
         free(r->marks);
         free(r->name);
         free(r);
     }
     ctx->region = NULL;
+}
+
+int gcr_region_handle_count(gcr_ctx *ctx, const char *name)
+{
+    gcr_region *r = NULL;
+    HASH_FIND_STR(ctx->regions, name, r);
+    int n = 0;
+    for (const gcr_tensor *t = r ? r->handles.next : NULL; t && t != &r->handles; t = t->next) n++;
+    for (const gcr_tensor *t = r ? r->retired.next : NULL; t && t != &r->retired; t = t->next) n++;
+    return n;
+}
+
+/* ---------------------------------------------------------------- host access */
+
+/* the region whose tensor t is, or NULL */
+static gcr_region *region_of(gcr_ctx *ctx, const gcr_tensor *t)
+{
+    if (!(t->flags & GCR_TF_TRACED) || !t->trace) return NULL;
+    gcr_region *r, *tmp;
+    HASH_ITER(hh, ctx->regions, r, tmp)
+    if (t->trace == r) return r;
+    return NULL;
+}
+
+gcr_status gcr_region_host_access(const gcr_tensor *t, bool write, const char *fn)
+{
+    gcr_ctx *ctx = t->ctx;
+    gcr_region *r = ctx->region, *own = region_of(ctx, t);
+    char b[96];
+    gcr_meta_str(&t->m, b, sizeof b);
+    if (r) { /* a body runs: its pass runs at the body's end */
+        GCR_CHECK(ctx, own != r, GCR_ERR_CAPTURE,
+                  "%s: %s is a result of region %s, used inside its body: the pass runs at the end of the "
+                  "body, so it holds no data of this pass yet (read or write it after the body)",
+                  fn, b, r->name);
+        const gcr_ir *tr = r->open ? r->open : r->cur->trace;
+        int n = r->open ? tr->n_values : prefix_values(tr, r->cursor);
+        GCR_CHECK(ctx, !write || !t->st || !gcr_trace_reads(tr, n, t->st), GCR_ERR_CAPTURE,
+                  "%s: %s is already read by an op of region %s's body: the pass reads its inputs when it "
+                  "runs, at the end of the body, so that op would see this write too; write inputs before "
+                  "the region, or into another tensor",
+                  fn, b, r->name);
+    }
+    if (!own || t->st) return GCR_OK;
+    GCR_CHECK(ctx, t->value >= 0, GCR_ERR_CAPTURE,
+              "%s: %s is a result of region %s from a variant since evicted from the region's cache "
+              "(graph_cache %d): it holds no data",
+              fn, b, own->name, cache_cap(own));
+    return gcr_set_error(ctx, GCR_ERR_CAPTURE,
+                         "%s: %s is a result of region %s that its last pass did not output (an intermediate, "
+                         "or a result of another branch or input signature): it holds no data (mark a tensor "
+                         "the body only uses inside with gcr_graph_output to read it)",
+                         fn, b, own->name);
 }

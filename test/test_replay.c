@@ -1,7 +1,8 @@
 /* test_replay.c — guards and variants: rebinding an input pointer patches (no new variant);
  * shape, dtype and stride changes re-specialise (retrace=1) or run eagerly (retrace=0), and
- * never give the stale graph's result; the variant cache is LRU-capped; a parameter that no
- * longer fits the new input (a literal reshape) fails loudly. */
+ * never give the stale graph's result; the variant cache is LRU-capped, and a re-specialisation
+ * that fails leaves it as it was; a parameter that no longer fits the new input (a literal
+ * reshape) fails loudly. */
 #include "capture_util.h"
 #include <cjson/cJSON.h>
 #include <unistd.h>
@@ -92,6 +93,40 @@ static void test_rebind_and_respecialise(void)
     CHECK(variants(g) == before, "cached variant reused (%d vs %d)", variants(g), before);
     CHECK(gcr_graph_bind_input(g, 5, x) == GCR_ERR_INVALID, "bad input index");
     gcr_ctx_clear_error(ctx);
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
+/* A re-specialisation whose build fails (the new x's last dim no longer broadcasts with b)
+ * leaves the graph as it was, also with a cache of 1: the output keeps the last result, and
+ * binding the old input back replays the cached variant without a new build. */
+static void test_failed_respecialise(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 1, 1);
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
+    gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = model(ctx, x, b);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    int64_t n = gcr_tensor_numel(y);
+    float *before = h_read(y);
+    gcr_tensor *x2 = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 6}, GCR_NCHW);
+    OK(ctx, gcr_graph_bind_input(g, 0, x2));
+    gcr_status s = gcr_graph_replay(g);
+    CHECK(s == GCR_ERR_SHAPE, "the new signature cannot be built: %s", gcr_status_name(s));
+    gcr_ctx_clear_error(ctx);
+    CHECK(cu_kernels(g) > 0, "the working variant is still the graph's current one");
+    CHECK(gcr_tensor_numel(y) == n, "the output keeps its shape");
+    float *after = h_read(y);
+    CHECK(!memcmp(before, after, sizeof *before * (size_t)n), "the output keeps its last result");
+    OK(ctx, gcr_graph_bind_input(g, 0, x));
+    cu_refill(x, 0);
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x, b, "back to the first input");
+    CHECK(variants(g) == 1, "the cached variant replayed (%d builds)", variants(g));
+    free(before);
+    free(after);
     gcr_graph_destroy(g);
     gcr_ctx_destroy(ctx);
 }
@@ -275,6 +310,7 @@ static void all(void)
 {
     RUN(test_rebind_and_respecialise);
     RUN(test_lru);
+    RUN(test_failed_respecialise);
     RUN(test_eager_fallback);
     RUN(test_frozen_reshape);
     RUN(test_slice_to_end);
