@@ -109,8 +109,8 @@ gcr_status gcr_capture_begin(gcr_ctx *ctx)
     cs->cur = gcr_ir_new(ctx, NULL);
     if (!cs->cur) return GCR_ERR_OOM;
     ctx->mode = GCR_MODE_CAPTURE;
-    return GCR_OK;
     ctx->capture_err = GCR_OK; /* an error recorded from here to capture_end fails the capture */
+    return GCR_OK;
 }
 
 int gcr_ctx_capturing(const gcr_ctx *ctx) { return ctx && ctx->mode != GCR_MODE_EAGER; }
@@ -137,7 +137,8 @@ gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph)
     gcr_status s = ir->failed ? ir->failed : ctx->capture_err;
     if (s != GCR_OK) {
         gcr_trace_free(ir);
-        return gcr_set_error(ctx, s, "capture_end: an op failed while capturing; no graph was built");
+        return gcr_set_error(ctx, s, "capture_end: an op failed while capturing (%s); no graph was built",
+                             gcr_status_name(s));
     }
     return gcr_graph_from_trace(ctx, ir, true, graph);
 }
