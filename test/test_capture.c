@@ -179,6 +179,17 @@ static void capture_failed_op(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *five)
         gcr_graph_destroy(g);
         gcr_ctx_clear_error(ctx);
     }
+    /* a failed capture's error, left on the ctx, does not fail the next capture */
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    CHECK(!gcr_add(ctx, x, five), "the add fails");
+    CHECK(gcr_capture_end(ctx, &g) == GCR_ERR_SHAPE, "that capture fails");
+    OK(ctx, gcr_capture_begin(ctx));
+    CHECK(gcr_exp(ctx, x) != NULL, "traced");
+    OK(ctx, gcr_capture_end(ctx, &g));
+    CHECK(g != NULL && gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "a graph, and the earlier error still on the ctx");
+    gcr_graph_destroy(g);
+    gcr_ctx_clear_error(ctx);
 }
 
 /* capture runs nothing, traced tensors have no data, and misuse is reported */
