@@ -3,13 +3,18 @@
  * normally (no exit from inside the library, no signal), every failing call must report a status
  * with a message (the first one GCR_ERR_OOM), every call that reports success must give the
  * values of a clean run, and nothing may leak: the child counts the blocks it still holds after
- * gcr_ctx_destroy, and under AddressSanitizer also asks LeakSanitizer.
+ * gcr_ctx_destroy, and under AddressSanitizer also asks LeakSanitizer. The scenario: weights from
+ * a safetensors file, an eager model run, an explicit capture (dumps on, CUDA codegen of its
+ * kernels), replay, re-specialisation by gcr_graph_bind_input, and two regions (re-traces on shape
+ * changes, LRU eviction, retrace 0).
  *
  * The test links the static library with -Wl,--wrap for malloc, calloc, realloc, aligned_alloc,
  * strdup and free (Makefile), so the library's own calls come here. GCR_TEST_OOM_STRIDE=s tries
  * only every s-th allocation (for quick local runs; the default 1 tries them all);
  * GCR_TEST_OOM_AT=n tries only allocation n and prints the call stack that made it. */
 #include "harness.h"
+#include "../replay/graph.h"
+#include "../capture/codegen.h"
 #include <dirent.h>
 #include <execinfo.h>
 #include <signal.h>
@@ -32,6 +37,8 @@ typedef struct outcome {
     int ok[S_COUNT];       /* the step reported success */
     int n[S_COUNT];        /* output elements */
     float out[S_COUNT][MAX_OUT];
+    int codegen_ok;        /* the CUDA code generator made every kernel and the program */
+    uint64_t codegen_hash; /* of their texts */
     char why[1024];        /* first problem the child saw ("" when none) */
 } outcome;
 
@@ -196,14 +203,24 @@ static gcr_tensor *model(gcr_ctx *ctx, const weights *w, gcr_tensor *x)
 
 static int first_failure_seen;
 
-/* Step s (-1: one that gives no output) failed: the ctx must say why (GCR_ERR_OOM the first
+static const char *step_name(int s)
+{
+    static const char *names[S_COUNT] = {
+        "eager", "capture", "replay", "bind", "bind back",
+        "forward pass 0", "forward pass 1", "forward pass 2", "forward pass 3", "forward pass 4", "forward pass 5",
+        "fallback pass 0", "fallback pass 1", "fallback pass 2",
+    };
+    return s >= 0 && s < S_COUNT ? names[s] : "set_knobs";
+}
+
+/* Step s (-1: a knob change, which gives no output) failed: the ctx must say why (GCR_ERR_OOM the first
  * time); the error is then cleared for the next step. */
 static void failed(gcr_ctx *ctx, int s)
 {
     gcr_status st = gcr_ctx_status(ctx);
-    if (st == GCR_OK || !gcr_ctx_error(ctx)[0]) problem("step %d failed with no status or message on the ctx", s);
+    if (st == GCR_OK || !gcr_ctx_error(ctx)[0]) problem("%s failed with no status or message on the ctx", step_name(s));
     else if (!first_failure_seen && st != GCR_ERR_OOM)
-        problem("step %d: the first failure is %s, not GCR_ERR_OOM: %s", s, gcr_status_name(st), gcr_ctx_error(ctx));
+        problem("%s: the first failure is %s, not GCR_ERR_OOM: %s", step_name(s), gcr_status_name(st), gcr_ctx_error(ctx));
     first_failure_seen = 1;
     gcr_ctx_clear_error(ctx);
 }
@@ -213,12 +230,12 @@ static void failed(gcr_ctx *ctx, int s)
 static void finish_step(gcr_ctx *ctx, int s, int ok, gcr_tensor *y)
 {
     gcr_status st = gcr_ctx_status(ctx);
-    if (ok && st != GCR_OK) problem("step %d reported success but left %s on the ctx: %s", s, gcr_status_name(st),
-                                    gcr_ctx_error(ctx));
+    if (ok && st != GCR_OK)
+        problem("%s reported success but left %s on the ctx: %s", step_name(s), gcr_status_name(st), gcr_ctx_error(ctx));
     if (ok && st == GCR_OK) {
         int64_t n = gcr_tensor_numel(y);
         if (!y || n <= 0 || n > MAX_OUT) {
-            problem("step %d reported success without a readable output (%lld elements)", s, (long long)n);
+            problem("%s reported success without a readable output (%lld elements)", step_name(s), (long long)n);
             ok = 0;
         } else if (gcr_tensor_to_host(y, res->out[s], (size_t)n * sizeof(float)) != GCR_OK) {
             ok = 0; /* reading back failed: a failure like any other, checked below */
@@ -239,6 +256,39 @@ static void set_dump(gcr_ctx *ctx, const char *what)
     if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) failed(ctx, -1);
 }
 
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The CUDA code generator over the graph's fused kernels: it only writes text, so it runs here
+ * without a GPU (as in test_codegen). A kernel either comes out or fails with GCR_ERR_OOM. */
+static void codegen(gcr_graph *g)
+{
+    const gcr_ir *ir = g->cur ? g->cur->ir : NULL;
+    gcr_cg_kernel cgs[32];
+    if (!ir || ir->n_kernels > 32) {
+        problem("codegen: no variant, or %d kernels", ir ? ir->n_kernels : -1);
+        return;
+    }
+    memset(cgs, 0, sizeof cgs);
+    uint64_t h = 1469598103934665603ull;
+    int ok = 1;
+    for (int k = 0; k < ir->n_kernels; k++) {
+        if (ir->kernels[k].type != GCR_K_FUSED) continue;
+        gcr_status st = gcr_codegen_kernel(ir, k, &cgs[k]);
+        if (st != GCR_OK && st != GCR_ERR_OOM) problem("codegen of %s: %s (%s)", ir->kernels[k].name, gcr_status_name(st), cgs[k].why);
+        ok = ok && st == GCR_OK;
+        h = fnv(h, cgs[k].src);
+    }
+    char *prog = ok ? gcr_codegen_program(cgs, ir->n_kernels) : NULL;
+    res->codegen_ok = prog != NULL;
+    res->codegen_hash = fnv(h, prog);
+    free(prog);
+    for (int k = 0; k < ir->n_kernels; k++) gcr_cg_kernel_free(&cgs[k]);
+}
+
 /* capture with every dump on, replay on new data, bind another batch (re-specialise), bind back */
 static void explicit_graph(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *xb)
 {
@@ -253,6 +303,7 @@ static void explicit_graph(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_t
     finish_step(ctx, S_CAPTURE, ok, y);
     set_dump(ctx, "none");
     if (!g) return;
+    codegen(g);
     y = gcr_graph_get_output(g, gcr_graph_num_outputs(g) - 1);
     ok = gcr_tensor_from_host(xa, host_x[1], XA_BYTES) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
     finish_step(ctx, S_REPLAY, ok, y);
@@ -278,8 +329,8 @@ static void region_passes(gcr_ctx *ctx, const char *name, const weights *w, gcr_
 
 static void regions(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *xb, gcr_tensor *xc)
 {
-    /* new data, a new shape (re-trace), a third shape (a cache of two graphs: eviction), the
-     * first shape again (re-trace after its eviction), then a plain replay */
+    /* new data, a new shape (re-trace), a third shape in NHWC (a cache of two graphs: eviction),
+     * the first shape again (re-trace after its eviction), then a plain replay */
     gcr_tensor *xs[S_NPASSES] = {xa, xa, xb, xc, xa, xa};
     region_passes(ctx, "forward", w, xa, xs, S_NPASSES, S_PASS0);
     /* retrace 0: a graph for the first shape, the op list run eagerly for another */
@@ -311,7 +362,7 @@ static void scenario(void)
         w = (weights){gcr_weights_get(wf, "conv"), gcr_weights_get(wf, "bias"), gcr_weights_get(wf, "mat")};
     gcr_tensor *xa = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_a, GCR_NCHW, host_x[0]);
     gcr_tensor *xb = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_b, GCR_NCHW, host_x[2]);
-    gcr_tensor *xc = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_c, GCR_NCHW, host_x[3]);
+    gcr_tensor *xc = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_c, GCR_NHWC, host_x[3]); /* strided copy in */
     if (!w.conv || !w.bias || !w.mat || !xa || !xb || !xc) {
         if (gcr_ctx_status(ctx) != GCR_ERR_OOM)
             problem("loading weights or making a tensor failed with %s: %s", gcr_status_name(gcr_ctx_status(ctx)),
@@ -330,6 +381,8 @@ static void scenario(void)
 
 /* ---------------------------------------------------------------- driver */
 
+enum { CHILD_PROBLEM = 100 }; /* the child's exit code when it recorded a problem in `why` */
+
 /* Runs the scenario failing allocation n (0: none) into *out; returns the exit code to use. */
 static int run_child(long n, outcome *out)
 {
@@ -347,23 +400,25 @@ static int run_child(long n, outcome *out)
     if (__lsan_do_recoverable_leak_check && __lsan_do_recoverable_leak_check())
         problem("LeakSanitizer found leaks (report above)");
 #endif
-    return out->why[0] ? 1 : 0;
+    return out->why[0] ? CHILD_PROBLEM : 0;
 }
 
 /* the child's outputs match the clean run's wherever both succeeded */
 static void compare_with_clean(outcome *o)
 {
+    if (o->codegen_ok && o->codegen_hash != clean->codegen_hash)
+        snprintf(o->why, sizeof o->why, "codegen succeeded with other text than the clean run's");
     for (int s = 0; s < S_COUNT && !o->why[0]; s++) {
         if (!o->ok[s]) continue;
         if (o->n[s] != clean->n[s]) {
-            snprintf(o->why, sizeof o->why, "step %d succeeded with %d elements, the clean run has %d", s, o->n[s],
-                     clean->n[s]);
+            snprintf(o->why, sizeof o->why, "%s succeeded with %d elements, the clean run has %d", step_name(s),
+                     o->n[s], clean->n[s]);
             break;
         }
         for (int i = 0; i < o->n[s]; i++)
             if (!(fabsf(o->out[s][i] - clean->out[s][i]) <= 1e-5f + 1e-5f * fabsf(clean->out[s][i]))) {
-                snprintf(o->why, sizeof o->why, "step %d succeeded with a wrong result: element %d is %.7g, clean %.7g",
-                         s, i, o->out[s][i], clean->out[s][i]);
+                snprintf(o->why, sizeof o->why, "%s succeeded with a wrong result: element %d is %.7g, clean %.7g",
+                         step_name(s), i, o->out[s][i], clean->out[s][i]);
                 break;
             }
     }
@@ -379,7 +434,7 @@ static int fork_run(long n, outcome *o)
         int rc = run_child(n, o);
         if (!rc && n) {
             compare_with_clean(o);
-            rc = o->why[0] ? 1 : 0;
+            rc = o->why[0] ? CHILD_PROBLEM : 0;
         }
         _exit(rc);
     }
@@ -391,9 +446,10 @@ static int fork_run(long n, outcome *o)
 static void describe_exit(int ws, char *b, size_t n)
 {
     if (ws == -1) snprintf(b, n, "fork/wait failed");
+    else if (ws == 0) snprintf(b, n, "exited normally");
     else if (WIFSIGNALED(ws)) snprintf(b, n, "killed by signal %d (%s)", WTERMSIG(ws), strsignal(WTERMSIG(ws)));
-    else if (WIFEXITED(ws) && WEXITSTATUS(ws) > 1) snprintf(b, n, "exited with %d (from inside the library)", WEXITSTATUS(ws));
-    else snprintf(b, n, "exited with %d", WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    else if (WIFEXITED(ws) && WEXITSTATUS(ws) == CHILD_PROBLEM) snprintf(b, n, "the child found a problem");
+    else snprintf(b, n, "exited with %d (inside the library, or a sanitizer's report above)", WEXITSTATUS(ws));
 }
 
 static void test_every_allocation(void)
@@ -405,7 +461,8 @@ static void test_every_allocation(void)
     int ws = fork_run(0, clean);
     describe_exit(ws, b, sizeof b);
     CHECK(ws == 0, "the clean run %s: %s", b, clean->why);
-    for (int s = 0; s < S_COUNT; s++) CHECK(clean->ok[s], "the clean run's step %d failed", s);
+    for (int s = 0; s < S_COUNT; s++) CHECK(clean->ok[s], "the clean run's %s failed", step_name(s));
+    CHECK(clean->codegen_ok, "the clean run's codegen failed");
     CHECK(clean->allocs > 100, "the scenario allocates (%ld allocations)", clean->allocs);
     const char *e = getenv("GCR_TEST_OOM_STRIDE"), *at = getenv("GCR_TEST_OOM_AT");
     long stride = e && atol(e) > 0 ? atol(e) : 1, first = at && atol(at) > 0 ? atol(at) : 1;
@@ -442,15 +499,17 @@ static void clear_gcr_env(void)
 /* The weights as a safetensors file (f32 conv [4,3,3,3], bias [4], mat [4,5]) at weights_path. */
 static int write_weights(void)
 {
-    float data[4 * 3 * 3 * 3 + 4 + 4 * 5];
-    h_fill(data, 108, -0.5f, 0.5f);
-    h_fill(data + 108, 4, -0.5f, 0.5f);
-    h_fill(data + 112, 20, -1, 1);
+    enum { N_CONV = 4 * 3 * 3 * 3, N_BIAS = 4, N_MAT = 4 * 5, B = (int)sizeof(float) };
+    float data[N_CONV + N_BIAS + N_MAT];
+    h_fill(data, N_CONV, -0.5f, 0.5f);
+    h_fill(data + N_CONV, N_BIAS, -0.5f, 0.5f);
+    h_fill(data + N_CONV + N_BIAS, N_MAT, -1, 1);
     char hdr[256];
     int n = snprintf(hdr, sizeof hdr,
-                     "{\"conv\":{\"dtype\":\"F32\",\"shape\":[4,3,3,3],\"data_offsets\":[0,432]},"
-                     "\"bias\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[432,448]},"
-                     "\"mat\":{\"dtype\":\"F32\",\"shape\":[4,5],\"data_offsets\":[448,528]}}");
+                     "{\"conv\":{\"dtype\":\"F32\",\"shape\":[4,3,3,3],\"data_offsets\":[0,%d]},"
+                     "\"bias\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[%d,%d]},"
+                     "\"mat\":{\"dtype\":\"F32\",\"shape\":[4,5],\"data_offsets\":[%d,%d]}}",
+                     N_CONV * B, N_CONV * B, (N_CONV + N_BIAS) * B, (N_CONV + N_BIAS) * B, (N_CONV + N_BIAS + N_MAT) * B);
     while (n % 8) hdr[n++] = ' ';
     unsigned char len[8];
     for (int i = 0; i < 8; i++) len[i] = (unsigned char)((uint64_t)n >> (8 * i));
