@@ -176,7 +176,9 @@ static void collect(gcr_region *r)
             for (int v = 0; v < w->trace->n_values; v++) {
                 const gcr_value *x = &w->trace->values[v];
                 if (x->handle) held[k++] = x->handle;
-                if (x->ext && (x->ext->flags & GCR_TF_TRACED) && x->ext->trace == r) held[k++] = x->ext;
+                /* by address only: an external tensor may be gone (only a call passing the same
+                 * address again could match it) */
+                if (x->ext) held[k++] = x->ext;
             }
         qsort(held, k, sizeof *held, cmp_ptr);
         uint64_t stamp = r->retirements + 1;

@@ -207,11 +207,12 @@ static void test_handle_after_eviction(void)
     gcr_ctx_destroy(ctx);
 }
 
-/* 12. Nine input shapes cycled through a cache of 8 re-trace on every pass; what the region keeps
+/* 12. Nine input shapes cycled through a cache of 8 re-trace on every pass, as do nine branches,
+ * recurrent state and a new input tensor on every pass (freed after it); what the region keeps
  * (variants, and the tensor handles of its traces) must not grow with the number of passes. */
 static void test_bounded(void)
 {
-    for (int pattern = 0; pattern < 3; pattern++) {
+    for (int pattern = 0; pattern < 4; pattern++) {
         gcr_ctx *ctx = cu_ctx(1, 8, 1);
         gcr_tensor *xs[9];
         for (int k = 0; k < 9; k++) xs[k] = h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){k + 1, 3}, GCR_NCHW, -1, 1);
@@ -228,8 +229,11 @@ static void test_bounded(void)
                     y = xs[0];
                     for (int i = 0; i <= pass % 9; i++) y = gcr_add_scalar(ctx, y, 1.0f);
                 }
-            } else { /* recurrent state: a new input handle every pass */
+            } else if (pattern == 2) { /* recurrent state: a new input handle every pass */
                 GCR_REGION(ctx, "cycle") { h = y = gcr_tanh(ctx, gcr_add_scalar(ctx, h, 0.25f)); }
+            } else { /* a new input tensor every pass, freed after it (the scope's end) */
+                gcr_tensor *x = h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){pass % 4 + 1, 3}, GCR_NCHW, -1, 1);
+                GCR_REGION(ctx, "cycle") { y = gcr_exp(ctx, x); }
             }
             CHECK(gcr_ctx_status(ctx) == GCR_OK, "pattern %d pass %d: %s", pattern, pass, gcr_ctx_error(ctx));
             gcr_scope_end(ctx, sc);
