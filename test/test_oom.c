@@ -5,8 +5,8 @@
  * values of a clean run, and nothing may leak: the child counts the blocks it still holds after
  * gcr_ctx_destroy, and under AddressSanitizer also asks LeakSanitizer. The scenario: weights from
  * a safetensors file, an eager model run, an explicit capture (dumps on, CUDA codegen of its
- * kernels), replay, re-specialisation by gcr_graph_bind_input, and two regions (re-traces on shape
- * changes, LRU eviction, retrace 0).
+ * kernels), replay, re-specialisation by gcr_graph_bind_input, and three regions (re-traces on
+ * shape changes, LRU eviction, retrace 0, recurrent state).
  *
  * The test links the static library with -Wl,--wrap for malloc, calloc, realloc, aligned_alloc,
  * strdup and free (Makefile), so the library's own calls come here. GCR_TEST_OOM_STRIDE=s tries
@@ -26,7 +26,8 @@ enum {
     S_EAGER, S_CAPTURE, S_REPLAY, S_BIND, S_BIND_BACK, /* explicit graph */
     S_PASS0, S_NPASSES = 6,                           /* region passes S_PASS0 .. (retrace 1) */
     S_EAGER_PASS0 = S_PASS0 + S_NPASSES, S_NEAGER = 3, /* region passes with retrace 0 */
-    S_COUNT = S_EAGER_PASS0 + S_NEAGER,
+    S_STATE0 = S_EAGER_PASS0 + S_NEAGER, S_NSTATE = 3, /* a region fed its own output */
+    S_COUNT = S_STATE0 + S_NSTATE,
     MAX_OUT = 16,
 };
 
@@ -208,7 +209,7 @@ static const char *step_name(int s)
     static const char *names[S_COUNT] = {
         "eager", "capture", "replay", "bind", "bind back",
         "forward pass 0", "forward pass 1", "forward pass 2", "forward pass 3", "forward pass 4", "forward pass 5",
-        "fallback pass 0", "fallback pass 1", "fallback pass 2",
+        "fallback pass 0", "fallback pass 1", "fallback pass 2", "state pass 0", "state pass 1", "state pass 2",
     };
     return s >= 0 && s < S_COUNT ? names[s] : "set_knobs";
 }
@@ -341,6 +342,20 @@ static void regions(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *
     region_passes(ctx, "fallback", w, xa, xe, S_NEAGER, S_EAGER_PASS0);
 }
 
+/* recurrent state: each pass of region "state" reads the previous pass's output (a chain that
+ * stops at the first failed pass, whose successors would start from other data) */
+static void recurrent(gcr_ctx *ctx, gcr_tensor *h0)
+{
+    gcr_tensor *h = h0;
+    for (int p = 0; p < S_NSTATE; p++) {
+        gcr_tensor *y = NULL;
+        GCR_REGION(ctx, "state") { y = gcr_tanh(ctx, gcr_add_scalar(ctx, gcr_mul_scalar(ctx, h, 1.5f), 0.25f)); }
+        finish_step(ctx, S_STATE0 + p, gcr_ctx_status(ctx) == GCR_OK, y);
+        if (!res->ok[S_STATE0 + p]) break;
+        h = y;
+    }
+}
+
 static void scenario(void)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
@@ -363,7 +378,8 @@ static void scenario(void)
     gcr_tensor *xa = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_a, GCR_NCHW, host_x[0]);
     gcr_tensor *xb = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_b, GCR_NCHW, host_x[2]);
     gcr_tensor *xc = gcr_tensor_from_data(ctx, GCR_F32, 4, shape_c, GCR_NHWC, host_x[3]); /* strided copy in */
-    if (!w.conv || !w.bias || !w.mat || !xa || !xb || !xc) {
+    gcr_tensor *h0 = gcr_tensor_from_data(ctx, GCR_F32, 2, (int64_t[]){1, 5}, GCR_NCHW, host_x[1]);
+    if (!w.conv || !w.bias || !w.mat || !xa || !xb || !xc || !h0) {
         if (gcr_ctx_status(ctx) != GCR_ERR_OOM)
             problem("loading weights or making a tensor failed with %s: %s", gcr_status_name(gcr_ctx_status(ctx)),
                     gcr_ctx_error(ctx));
@@ -374,6 +390,7 @@ static void scenario(void)
         gcr_scope_end(ctx, sc);
         explicit_graph(ctx, &w, xa, xb);
         regions(ctx, &w, xa, xb, xc);
+        recurrent(ctx, h0);
     }
     gcr_weights_free(wf);
     gcr_ctx_destroy(ctx);
@@ -461,7 +478,7 @@ static void test_every_allocation(void)
     int ws = fork_run(0, clean);
     describe_exit(ws, b, sizeof b);
     CHECK(ws == 0, "the clean run %s: %s", b, clean->why);
-    for (int s = 0; s < S_COUNT; s++) CHECK(clean->ok[s], "the clean run's %s failed", step_name(s));
+    for (int s = 0; s < S_COUNT; s++) CHECK(clean->ok[s], "the clean run's %s failed: %s", step_name(s), clean->why);
     CHECK(clean->codegen_ok, "the clean run's codegen failed");
     CHECK(clean->allocs > 100, "the scenario allocates (%ld allocations)", clean->allocs);
     const char *e = getenv("GCR_TEST_OOM_STRIDE"), *at = getenv("GCR_TEST_OOM_AT");
