@@ -479,9 +479,48 @@ static void test_allocator(void)
     CHECK_OK(G, gcr_ctx_sync(G));
 }
 
+/* The eager pointwise kernel table's key (host code, no device needed): every combination of op
+ * id, output dtype, input dtypes and scalar operand has its own key, for the ops of today and for
+ * op ids up to the key's bound, so a new op never runs another op's cached kernel. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_pw_key(void)
+{
+    int ops[GCR_OP_COUNT + 8], nop = 0;
+    for (int op = 0; op < GCR_OP_COUNT; op++) ops[nop++] = op;
+    const int later[] = {63, 64, 65, 127, 128, 1000, 4095, 65535}; /* ops not yet in the table */
+    for (int i = 0; i < 8; i++) ops[nop++] = later[i];
+    /* input patterns: none, one, two and five tensors of each dtype, mixed */
+    int pats[GCR_DTYPE_COUNT * 4 + 2][5], npat = 0;
+    for (int t = 0; t < GCR_DTYPE_COUNT; t++) {
+        const int p[4][5] = {{t, -1, -1, -1, -1}, {t, t, -1, -1, -1}, {-1, t, -1, -1, -1}, {t, t, t, t, t}};
+        memcpy(pats[npat], p, sizeof p);
+        npat += 4;
+    }
+    const int mixed[2][5] = {{GCR_F32, GCR_F16, GCR_BF16, GCR_I64, GCR_BOOL}, {GCR_BOOL, -1, GCR_I32, -1, GCR_F16}};
+    memcpy(pats[npat], mixed, sizeof mixed);
+    npat += 2;
+    size_t n = (size_t)nop * GCR_DTYPE_COUNT * (size_t)npat * 2, k = 0;
+    uint64_t *keys = malloc(sizeof *keys * n);
+    for (int a = 0; a < nop; a++)
+        for (int to = 0; to < GCR_DTYPE_COUNT; to++)
+            for (int p = 0; p < npat; p++)
+                for (int sc = 0; sc < 2; sc++) keys[k++] = gcr_cuda_pw_key(ops[a], (gcr_dtype)to, pats[p], sc);
+    qsort(keys, n, sizeof *keys, cmp_u64);
+    size_t dup = 0;
+    for (size_t i = 1; i < n; i++) dup += keys[i] == keys[i - 1];
+    CHECK(dup == 0, "%zu of %zu pointwise kernel keys collide", dup, n);
+    free(keys);
+}
+
 int main(void)
 {
     h_seed(20261122);
+    RUN(test_pw_key);
     h_case = "cuda";
     G = h_ctx(GCR_DEVICE_CUDA);
     if (!G) return h_finish();

@@ -38,5 +38,8 @@ gcr_status gcr_cuda_pointwise_expr(gcr_ctx *ctx, const char *expr, int nin, gcr_
 /* The program text of the eager kernels of a pointwise op with input dtypes ti[0..4] (-1: not a
  * tensor) into buf; returns its length (>= n: truncated). test_nvrtc compiles these in CI. */
 int gcr_cuda_pw_source(char *buf, size_t n, gcr_op op, gcr_dtype to, const int *ti, int has_scalar);
+/* The key of the per-ctx table of eager pointwise kernels: one per (op, output dtype, input dtypes
+ * ti[0..4] (-1: not a tensor), scalar operand), distinct for every op id below 2^16. */
+uint64_t gcr_cuda_pw_key(int op, gcr_dtype to, const int *ti, int has_scalar);
 
 #endif

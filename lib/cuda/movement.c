@@ -64,8 +64,11 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
     if (nd == 0 || (nd == 1 && s[0][0] == 1 && s[1][0] == 1))
         return gcr_cuda_error(ctx, cudaMemcpyAsync(dp, sp, (size_t)n * es, cudaMemcpyDeviceToDevice, st->stream),
                               "copy: cudaMemcpyAsync");
+    /* st->copy by element size: 1, 2, 4, 8 bytes (an element of another size has no kernel) */
+    _Static_assert(sizeof st->copy / sizeof st->copy[0] == 8, "st->copy holds copy and transpose kernels of 4 sizes");
+    int k = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : es == 8 ? 3 : -1;
+    GCR_CHECK(ctx, k >= 0, GCR_ERR_INTERNAL, "copy: no kernel for %zu-byte elements (%s)", es, gcr_dtype_name(dm->dtype));
     if (!st->copy[0]) GCR_TRY(load(ctx, st));
-    int k = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
     struct gcr_transpose_args t;
     if (is_transpose(nd, shape, s, &t)) {
         t.dst = dp;

@@ -1,7 +1,7 @@
 /* pointwise.c — eager pointwise ops on the GPU. The kernel of an op is generated from its formula
  * in the op table (gcr_op_table[op].expr) around kernels/pointwise.cuh, one program per (op,
  * operand dtypes, scalar/missing operands), found after first use in a per-ctx uthash on a packed
- * 64-bit key, so the hot path builds no strings. Each call first sorts dims into out's memory
+ * 64-bit key (gcr_cuda_pw_key), so the hot path builds no strings. Each call first sorts dims into out's memory
  * order and merges dims that are dense for every operand (gcr_cuda_collapse): same-layout
  * operands then form one flat run and take the flat (vectorised when aligned) kernel, anything
  * else the N-d strided kernel. */
@@ -120,12 +120,26 @@ typedef struct pw_desc {
     const char *expr;
 } pw_desc;
 
-static uint64_t desc_key(const pw_desc *d)
+/* Key fields, low bits first: op, scalar flag, output dtype, then per input its dtype + 1 (0: not
+ * a tensor). A field too narrow for its values would let two kernels share a key, and the later
+ * call would silently run the other's code: the asserts tie the widths to the enums. */
+#define KEY_OP_BITS 16
+#define KEY_DT_BITS 4
+_Static_assert(GCR_OP_COUNT <= 1 << KEY_OP_BITS, "op ids must fit the pointwise kernel key");
+_Static_assert(GCR_DTYPE_COUNT + 1 <= 1 << KEY_DT_BITS, "dtypes and 'none' must fit the pointwise kernel key");
+_Static_assert(KEY_OP_BITS + 1 + KEY_DT_BITS * (1 + NIN) <= 64, "the pointwise kernel key must fit 64 bits");
+
+uint64_t gcr_cuda_pw_key(int op, gcr_dtype to, const int *ti, int has_scalar)
 {
-    uint64_t k = (uint64_t)d->op | (uint64_t)d->has_scalar << 6 | (uint64_t)d->to << 7;
-    for (int i = 0; i < NIN; i++) k |= (uint64_t)(d->ti[i] + 1) << (10 + 3 * i);
+    uint64_t k = (uint64_t)op & ((1u << KEY_OP_BITS) - 1);
+    int at = KEY_OP_BITS;
+    k |= (uint64_t)(has_scalar != 0) << at++;
+    k |= (uint64_t)to << at;
+    for (int i = 0; i < NIN; i++) k |= (uint64_t)(ti[i] + 1) << (at += KEY_DT_BITS);
     return k;
 }
+
+static uint64_t desc_key(const pw_desc *d) { return gcr_cuda_pw_key(d->op, d->to, d->ti, d->has_scalar); }
 
 static int desc_int_cast(const pw_desc *d) { return d->op == GCR_OP_CAST && is_int(d->to) && is_int(d->ti[0]); }
 

@@ -21,6 +21,22 @@ struct gcr_red_args {
     long long splits, chunk;
 };
 
+/* Slots of st->red[op][dtype]: a reduction op or dtype without a slot of its own is refused, never
+ * run with another's kernels. */
+static int red_op_slot(gcr_op op)
+{
+    _Static_assert(sizeof(((gcr_cuda_state *)0)->red) / sizeof(((gcr_cuda_state *)0)->red[0]) == 3,
+                   "st->red has a row per reduction op below");
+    return op == GCR_OP_SUM ? 0 : op == GCR_OP_MEAN ? 1 : op == GCR_OP_MAX ? 2 : -1;
+}
+
+static int red_dtype_slot(gcr_dtype dt)
+{
+    _Static_assert(sizeof(((gcr_cuda_state *)0)->red[0]) / sizeof(((gcr_cuda_state *)0)->red[0][0]) == 3,
+                   "st->red has a column per dtype below");
+    return dt == GCR_F32 ? 0 : dt == GCR_F16 ? 1 : dt == GCR_BF16 ? 2 : -1;
+}
+
 /* kernels of one (op, dtype) program, compiled on first use: 1, 32, 256, part, fin */
 static gcr_status load_kernels(gcr_ctx *ctx, gcr_cuda_state *st, int op, int dt)
 {
@@ -88,8 +104,9 @@ gcr_status gcr_cuda_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
         a.rst[0] = 0;
     }
     a.scale = c->op == GCR_OP_MEAN ? (n_red ? 1.0 / (double)n_red : NAN) : 1.0;
-    int op = c->op == GCR_OP_SUM ? 0 : c->op == GCR_OP_MEAN ? 1 : 2;
-    int dt = xm->dtype == GCR_F32 ? 0 : xm->dtype == GCR_F16 ? 1 : 2;
+    int op = red_op_slot(c->op), dt = red_dtype_slot(xm->dtype);
+    GCR_CHECK(ctx, op >= 0 && dt >= 0, GCR_ERR_INTERNAL, "cuda %s: no reduce kernel slot for dtype %s",
+              gcr_op_table[c->op].name, gcr_dtype_name(xm->dtype));
     if (!st->red[op][dt][0]) GCR_TRY(load_kernels(ctx, st, op, dt));
     void *args[] = {&a};
     if (n_red > 16384 && n_out < st->sm_count) {
