@@ -53,6 +53,13 @@ void gcr_ir_free(gcr_ir *ir)
     free(ir);
 }
 
+/* memcpy of n bytes where an empty trace's arrays may be NULL (memcpy from NULL is undefined even
+ * for 0 bytes) */
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n) memcpy(dst, src, n);
+}
+
 gcr_ir *gcr_ir_copy(const gcr_ir *src)
 {
     gcr_ir *ir = gcr_ir_new(src->ctx, src->owner);
@@ -65,9 +72,9 @@ gcr_ir *gcr_ir_copy(const gcr_ir *src)
         gcr_set_error(src->ctx, GCR_ERR_OOM, "capture: out of host memory copying a trace");
         return NULL;
     }
-    memcpy(ir->values, src->values, sizeof *ir->values * (size_t)src->n_values);
-    memcpy(ir->nodes, src->nodes, sizeof *ir->nodes * (size_t)src->n_nodes);
-    memcpy(ir->inputs, src->inputs, sizeof(int) * (size_t)src->n_inputs);
+    copy_bytes(ir->values, src->values, sizeof *ir->values * (size_t)src->n_values);
+    copy_bytes(ir->nodes, src->nodes, sizeof *ir->nodes * (size_t)src->n_nodes);
+    copy_bytes(ir->inputs, src->inputs, sizeof(int) * (size_t)src->n_inputs);
     ir->n_values = ir->cap_values = src->n_values;
     ir->n_nodes = ir->cap_nodes = src->n_nodes;
     ir->n_inputs = src->n_inputs;

@@ -169,15 +169,20 @@ GCR_API char *gcr_tensor_describe(const gcr_tensor *t, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- op parameters */
 
+/* Window parameters: stride and dilation in 1..2^20, padding in 0..2^20 (and for pools at most
+ * half the kernel), pool kernels and adaptive output sizes in 1..2^20; anything else is
+ * GCR_ERR_PARAM naming the op and the values. A result of more than 1 PiB (of any op, or a
+ * gcr_tensor_new) is GCR_ERR_OOM, refused before any size computation could wrap. */
 typedef struct gcr_conv2d_params {
-    int stride[2], padding[2], dilation[2]; /* (h, w); stride/dilation 0 are invalid */
+    int stride[2], padding[2], dilation[2]; /* (h, w) */
     int groups;                             /* 1 dense; in_channels for depthwise */
 } gcr_conv2d_params;
 /* stride 1, padding 0, dilation 1, groups 1 */
 GCR_API gcr_conv2d_params gcr_conv2d_default(void);
 
 typedef struct gcr_pool2d_params {
-    int kernel[2], stride[2], padding[2], dilation[2]; /* stride 0 means stride = kernel */
+    int kernel[2], stride[2], padding[2], dilation[2]; /* stride 0 means stride = kernel; avg pools
+                                                          take dilation 1 only (else GCR_ERR_UNSUPPORTED) */
     int ceil_mode;
     int count_include_pad; /* avg pool only */
 } gcr_pool2d_params;

@@ -148,7 +148,8 @@ gcr_status gcr_ctx_sync(gcr_ctx *ctx)
 
 gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
 {
-    if (!ctx || !k) return GCR_ERR_INVALID;
+    if (!ctx) return GCR_ERR_INVALID;
+    GCR_CHECK(ctx, k, GCR_ERR_INVALID, "ctx_set_knobs: NULL knobs (fill a gcr_knobs from gcr_ctx_opts_default().knobs)");
     gcr_knobs *c = &ctx->knobs;
 #define SET_INT(f) if (k->f >= 0) c->f = k->f
     SET_INT(fusion); SET_INT(graphs); SET_INT(horizontal); SET_INT(single_node);

@@ -28,6 +28,18 @@ gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
     return s;
 }
 
+void gcr_error_prefix(gcr_ctx *ctx, gcr_status before, const char *fmt, ...)
+{
+    if (!ctx || before != GCR_OK || ctx->status == GCR_OK) return;
+    char pre[256], msg[sizeof ctx->err];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "%s: %.1780s", pre, ctx->err); /* the prefix wins over the message's tail */
+    memcpy(ctx->err, msg, sizeof msg);
+}
+
 static void vlog(const gcr_ctx *ctx, int level, const char *fmt, va_list ap)
 {
     if (!ctx || ctx->knobs.log < level) return;

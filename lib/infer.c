@@ -103,12 +103,6 @@ static gcr_status resolve_slice(const gcr_params *p, const gcr_meta *x, gcr_reso
     return GCR_OK;
 }
 
-/* a * b for non-negative sizes, false when it passes 2^62 (far beyond any tensor) */
-static bool size_mul(int64_t a, int64_t b, int64_t *out)
-{
-    return !__builtin_mul_overflow(a, b, out) && *out <= ((int64_t)1 << 62);
-}
-
 static gcr_status resolve_flatten(const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
 {
     char b[96];
@@ -125,7 +119,7 @@ static gcr_status resolve_flatten(const gcr_params *p, const gcr_meta *x, gcr_re
     for (int d = 0; d < s; d++) r->shape[r->ndim++] = x->shape[d];
     int64_t f = 1;
     for (int d = s; d <= e; d++)
-        if (!size_mul(f, x->shape[d], &f)) FAIL(GCR_ERR_SHAPE, "flatten: %s too large", gcr_meta_str(x, b, sizeof b));
+        if (!gcr_size_mul(f, x->shape[d], &f)) FAIL(GCR_ERR_SHAPE, "flatten: %s too large", gcr_meta_str(x, b, sizeof b));
     r->shape[r->ndim++] = f;
     for (int d = e + 1; d < x->ndim; d++) r->shape[r->ndim++] = x->shape[d];
     return GCR_OK;
@@ -147,7 +141,7 @@ static gcr_status resolve_reshape(const gcr_params *p, const gcr_meta *x, gcr_re
         if (p->v[i] < 0)
             FAIL(GCR_ERR_SHAPE, "reshape: dim %d of [%s] is %lld (only one -1 allowed) for %s", i,
                  list_str(p->v, p->n, l, sizeof l), (long long)p->v[i], gcr_meta_str(x, b, sizeof b));
-        if (!size_mul(bound, p->v[i] ? p->v[i] : 1, &bound))
+        if (!gcr_size_mul(bound, p->v[i] ? p->v[i] : 1, &bound))
             FAIL(GCR_ERR_SHAPE, "reshape: new shape [%s] too large for %s", list_str(p->v, p->n, l, sizeof l),
                  gcr_meta_str(x, b, sizeof b));
         known *= p->v[i];
@@ -249,6 +243,22 @@ static gcr_status infer_reduce(const gcr_call *c, gcr_meta *out, char *err, size
     return GCR_OK;
 }
 
+/* Stride, padding and dilation of conv2d and the pools, pool kernels and adaptive output sizes are
+ * at most 2^20 (gcr.h says so): far beyond any model, and small enough that window arithmetic on
+ * tensors within GCR_MAX_BYTES stays far from int64 overflow. */
+#define WINDOW_MAX (1 << 20)
+
+static bool window_ok(int64_t v, int64_t lo) { return v >= lo && v <= WINDOW_MAX; }
+
+/* Output length of a conv window walk along one axis, or 0 when the dilated kernel (k >= 1 taps,
+ * k up to any tensor dim) does not fit the padded input; the extent is checked for overflow. */
+static int64_t conv_out(int64_t in, int64_t k, int stride, int pad, int dil)
+{
+    int64_t ext;
+    if (__builtin_mul_overflow(k - 1, (int64_t)dil, &ext) || ext >= in + 2 * (int64_t)pad) return 0;
+    return (in + 2 * (int64_t)pad - ext - 1) / stride + 1;
+}
+
 static gcr_status infer_conv(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96], b2[96], b3[96];
@@ -259,26 +269,28 @@ static gcr_status infer_conv(const gcr_call *c, gcr_meta *out, char *err, size_t
     if (x->ndim != 4 || w->ndim != 4)
         FAIL(GCR_ERR_SHAPE, "conv2d: input %s and weight %s must be 4-d", M(0, b1), M(1, b2));
     for (int i = 0; i < 2; i++)
-        if (p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0)
-            FAIL(GCR_ERR_PARAM, "conv2d: stride %dx%d, padding %dx%d, dilation %dx%d invalid for input %s",
-                 p->stride[0], p->stride[1], p->padding[0], p->padding[1], p->dilation[0], p->dilation[1], M(0, b1));
+        if (!window_ok(p->stride[i], 1) || !window_ok(p->dilation[i], 1) || !window_ok(p->padding[i], 0))
+            FAIL(GCR_ERR_PARAM, "conv2d: stride %dx%d, padding %dx%d, dilation %dx%d invalid for input %s "
+                 "(stride and dilation 1..%d, padding 0..%d)", p->stride[0], p->stride[1], p->padding[0],
+                 p->padding[1], p->dilation[0], p->dilation[1], M(0, b1), WINDOW_MAX, WINDOW_MAX);
     int64_t C = x->shape[1], O = w->shape[0];
     if (p->groups < 1 || C % p->groups || O % p->groups)
         FAIL(GCR_ERR_PARAM, "conv2d: groups %d must divide input channels %lld and output channels %lld (input %s, weight %s)",
              p->groups, (long long)C, (long long)O, M(0, b1), M(1, b2));
-    if (w->shape[1] * p->groups != C)
-        FAIL(GCR_ERR_SHAPE, "conv2d: weight %s expects %lld input channels, input %s has %lld (groups %d)", M(1, b2),
-             (long long)(w->shape[1] * p->groups), M(0, b1), (long long)C, p->groups);
+    if (w->shape[1] != C / p->groups)
+        FAIL(GCR_ERR_SHAPE, "conv2d: weight %s expects %lld input channels per group, input %s has %lld (groups %d)",
+             M(1, b2), (long long)w->shape[1], M(0, b1), (long long)(C / p->groups), p->groups);
     if (c->in[2]) {
         GCR_TRY(same_dtype(c, 0, 2, err, errn));
         if (c->in[2]->m.ndim != 1 || c->in[2]->m.shape[0] != O)
             FAIL(GCR_ERR_SHAPE, "conv2d: bias %s must be [%lld]", M(2, b3), (long long)O);
     }
-    int64_t oh = (x->shape[2] + 2 * p->padding[0] - p->dilation[0] * (w->shape[2] - 1) - 1) / p->stride[0] + 1;
-    int64_t ow = (x->shape[3] + 2 * p->padding[1] - p->dilation[1] * (w->shape[3] - 1) - 1) / p->stride[1] + 1;
-    if (oh < 1 || ow < 1 || x->shape[2] + 2 * p->padding[0] < p->dilation[0] * (w->shape[2] - 1) + 1 ||
-        x->shape[3] + 2 * p->padding[1] < p->dilation[1] * (w->shape[3] - 1) + 1)
-        FAIL(GCR_ERR_SHAPE, "conv2d: kernel %s larger than padded input %s", M(1, b2), M(0, b1));
+    if (w->shape[2] < 1 || w->shape[3] < 1) FAIL(GCR_ERR_SHAPE, "conv2d: weight %s has an empty kernel", M(1, b2));
+    int64_t oh = conv_out(x->shape[2], w->shape[2], p->stride[0], p->padding[0], p->dilation[0]);
+    int64_t ow = conv_out(x->shape[3], w->shape[3], p->stride[1], p->padding[1], p->dilation[1]);
+    if (oh < 1 || ow < 1)
+        FAIL(GCR_ERR_SHAPE, "conv2d: kernel %s (dilation %dx%d) larger than padded input %s (padding %dx%d)", M(1, b2),
+             p->dilation[0], p->dilation[1], M(0, b1), p->padding[0], p->padding[1]);
     *out = *x;
     out->shape[1] = O;
     out->shape[2] = oh;
@@ -325,9 +337,10 @@ static gcr_status infer_matmul(const gcr_call *c, gcr_meta *out, char *err, size
     return GCR_OK;
 }
 
+/* all of k, s, pad and dil within WINDOW_MAX: no product here nears int64's range */
 static int64_t pool_out(int64_t in, int k, int s, int pad, int dil, int ceil_mode)
 {
-    int64_t span = in + 2 * pad - (int64_t)dil * (k - 1) - 1;
+    int64_t span = in + 2 * (int64_t)pad - (int64_t)dil * (k - 1) - 1;
     if (span < 0) return 0; /* window larger than the padded input: C division truncates toward 0 and would give 1 output */
     int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
     /* PyTorch: the last window must start inside the input or left padding */
@@ -343,19 +356,24 @@ static gcr_status infer_pool(const gcr_call *c, gcr_meta *out, char *err, size_t
     if (x->ndim != 4) FAIL(GCR_ERR_SHAPE, "%s: input %s must be 4-d", opname(c), M(0, b1));
     *out = *x;
     if (c->op == GCR_OP_ADAPTIVE_AVG_POOL2D) {
-        if (c->p.v[0] < 1 || c->p.v[1] < 1)
-            FAIL(GCR_ERR_PARAM, "adaptive_avg_pool2d: output size %lldx%lld invalid for %s", (long long)c->p.v[0],
-                 (long long)c->p.v[1], M(0, b1));
+        if (!window_ok(c->p.v[0], 1) || !window_ok(c->p.v[1], 1))
+            FAIL(GCR_ERR_PARAM, "adaptive_avg_pool2d: output size %lldx%lld invalid for %s (1..%d)", (long long)c->p.v[0],
+                 (long long)c->p.v[1], M(0, b1), WINDOW_MAX);
         out->shape[2] = c->p.v[0];
         out->shape[3] = c->p.v[1];
     } else {
         const gcr_pool2d_params *p = &c->p.pool;
-        for (int i = 0; i < 2; i++) {
-            if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0 ||
-                2 * p->padding[i] > p->kernel[i])
+        for (int i = 0; i < 2; i++)
+            if (!window_ok(p->kernel[i], 1) || !window_ok(p->stride[i], 1) || !window_ok(p->dilation[i], 1) ||
+                p->padding[i] < 0 || 2 * (int64_t)p->padding[i] > p->kernel[i])
                 FAIL(GCR_ERR_PARAM, "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d invalid for %s "
-                     "(padding at most half the kernel)", opname(c), p->kernel[0], p->kernel[1], p->stride[0],
-                     p->stride[1], p->padding[0], p->padding[1], p->dilation[0], p->dilation[1], M(0, b1));
+                     "(kernel, stride and dilation 1..%d, padding at most half the kernel)", opname(c), p->kernel[0],
+                     p->kernel[1], p->stride[0], p->stride[1], p->padding[0], p->padding[1], p->dilation[0],
+                     p->dilation[1], M(0, b1), WINDOW_MAX);
+        if (c->op == GCR_OP_AVG_POOL2D && (p->dilation[0] != 1 || p->dilation[1] != 1))
+            FAIL(GCR_ERR_UNSUPPORTED, "avg_pool2d: dilation %dx%d on %s (only max_pool2d dilates)",
+                 p->dilation[0], p->dilation[1], M(0, b1));
+        for (int i = 0; i < 2; i++) {
             int64_t o = pool_out(x->shape[2 + i], p->kernel[i], p->stride[i], p->padding[i], p->dilation[i], p->ceil_mode);
             if (o < 1) FAIL(GCR_ERR_SHAPE, "%s: window %dx%d larger than input %s", opname(c), p->kernel[0], p->kernel[1], M(0, b1));
             out->shape[2 + i] = o;
@@ -402,6 +420,9 @@ static gcr_status infer_movement(const gcr_call *c, gcr_meta *out, char *err, si
     char b1[96], b2[96];
     *out = c->in[0]->m;
     if (c->op == GCR_OP_CONTIGUOUS) {
+        if (c->p.fmt != GCR_NCHW && c->p.fmt != GCR_NHWC)
+            FAIL(GCR_ERR_PARAM, "contiguous: format %d is neither GCR_NCHW (%d) nor GCR_NHWC (%d), for %s", (int)c->p.fmt,
+                 (int)GCR_NCHW, (int)GCR_NHWC, M(0, b1));
         if (c->p.fmt == GCR_NHWC && out->ndim != 4)
             FAIL(GCR_ERR_PARAM, "contiguous: NHWC needs a 4-d tensor, got %s", M(0, b1));
         gcr_meta_set_format(out, c->p.fmt);
@@ -427,7 +448,7 @@ static gcr_status infer_movement(const gcr_call *c, gcr_meta *out, char *err, si
     return GCR_OK;
 }
 
-gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+static gcr_status infer_kind(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     switch (gcr_op_table[c->op].kind) {
     case GCR_KIND_POINTWISE: return infer_pointwise(c, out, err, errn);
@@ -439,4 +460,16 @@ gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
     case GCR_KIND_MOVEMENT: return infer_movement(c, out, err, errn);
     default: FAIL(GCR_ERR_INTERNAL, "unknown op %d", (int)c->op);
     }
+}
+
+gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    GCR_TRY(infer_kind(c, out, err, errn));
+    if (!gcr_shape_fits(out->dtype, out->ndim, out->shape)) { /* e.g. [a,0] @ [0,b]: a*b*4 bytes may wrap */
+        char bo[96], b0[96], b1[96], rest[100] = "";
+        if (c->n_in > 1 && c->in[1]) snprintf(rest, sizeof rest, ", %s%s", M(1, b1), c->n_in > 2 ? ", ..." : "");
+        FAIL(GCR_ERR_OOM, "%s: result %s would take more than 1 PiB (inputs %s%s)", opname(c),
+             gcr_meta_str(out, bo, sizeof bo), M(0, b0), rest);
+    }
+    return GCR_OK;
 }

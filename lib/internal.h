@@ -46,6 +46,18 @@ typedef struct gcr_meta {
     int64_t strides[GCR_MAX_DIMS];
 } gcr_meta;
 
+/* The largest tensor gcr describes: 1 PiB, more than any host or device holds. Every meta the
+ * library makes (new tensors, op results) keeps the product of max(dim, 1) times its dtype size
+ * within it, so sums and products of a few such dims, strides and spans stay far from int64
+ * overflow; a request beyond it fails with GCR_ERR_OOM naming the op and the shapes. */
+#define GCR_MAX_BYTES ((int64_t)1 << 50)
+/* a * b of non-negative sizes into *out; false when it overflows or passes GCR_MAX_BYTES */
+bool gcr_size_mul(int64_t a, int64_t b, int64_t *out);
+/* whether a tensor of dtype dt and these dims (none negative) keeps within GCR_MAX_BYTES */
+bool gcr_shape_fits(gcr_dtype dt, int ndim, const int64_t *shape);
+
+/* numel, strides and spans saturate at INT64_MAX for metas beyond GCR_MAX_BYTES (which exist
+ * only until inference refuses them) */
 int64_t gcr_meta_numel(const gcr_meta *m);
 void gcr_meta_set_contiguous(gcr_meta *m);           /* row-major strides */
 void gcr_meta_set_format(gcr_meta *m, gcr_format f); /* dense strides in f (NHWC needs ndim 4) */
@@ -214,6 +226,10 @@ struct gcr_ctx {
  * the message is printed to stderr. */
 gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Prefixes "<fmt>: " to the message of an error recorded since ctx's status was before (only when
+ * that was GCR_OK), so a composite's or a loader's failure names what the caller called:
+ * "softmax: max: axis 5 ...", "weights: model.safetensors: tensor 'w': ...". */
+void gcr_error_prefix(gcr_ctx *ctx, gcr_status before, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void gcr_info(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));     /* level 2 */
 void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* level 1 */
 

@@ -2,10 +2,33 @@
 #include "internal.h"
 #include <stdio.h>
 
+bool gcr_size_mul(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out) && *out <= GCR_MAX_BYTES;
+}
+
+bool gcr_shape_fits(gcr_dtype dt, int ndim, const int64_t *shape)
+{
+    int64_t bound = (int64_t)gcr_dtype_size(dt);
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0 || !gcr_size_mul(bound, shape[i] ? shape[i] : 1, &bound)) return false;
+    return true;
+}
+
+/* a * b for sizes, saturating at INT64_MAX: a meta of a request too large for gcr_shape_fits is
+ * described (messages) before it is refused, never with signed overflow */
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 int64_t gcr_meta_numel(const gcr_meta *m)
 {
     int64_t n = 1;
-    for (int i = 0; i < m->ndim; i++) n *= m->shape[i];
+    for (int i = 0; i < m->ndim; i++)
+        if (m->shape[i] == 0) return 0;
+    for (int i = 0; i < m->ndim; i++) n = sat_mul(n, m->shape[i]);
     return n;
 }
 
@@ -14,7 +37,7 @@ void gcr_meta_set_contiguous(gcr_meta *m)
     int64_t s = 1;
     for (int i = m->ndim - 1; i >= 0; i--) {
         m->strides[i] = s;
-        s *= m->shape[i] > 0 ? m->shape[i] : 1;
+        s = sat_mul(s, m->shape[i] > 0 ? m->shape[i] : 1);
     }
 }
 
@@ -24,8 +47,8 @@ void gcr_meta_set_format(gcr_meta *m, gcr_format f)
     int64_t C = m->shape[1], H = m->shape[2], W = m->shape[3];
     m->strides[1] = 1;
     m->strides[3] = C;
-    m->strides[2] = C * W;
-    m->strides[0] = C * W * H;
+    m->strides[2] = sat_mul(C, W);
+    m->strides[0] = sat_mul(m->strides[2], H);
 }
 
 static bool strides_match(const gcr_meta *m, const gcr_meta *dense)
@@ -82,9 +105,11 @@ char *gcr_meta_str(const gcr_meta *m, char *buf, size_t n)
 int64_t gcr_meta_span(const gcr_meta *m)
 {
     int64_t span = 1;
-    for (int i = 0; i < m->ndim; i++) {
+    for (int i = 0; i < m->ndim; i++)
         if (m->shape[i] == 0) return 0;
-        span += (m->shape[i] - 1) * (m->strides[i] < 0 ? -m->strides[i] : m->strides[i]);
+    for (int i = 0; i < m->ndim; i++) {
+        int64_t st = m->strides[i] < 0 ? sat_mul(m->strides[i], -1) : m->strides[i];
+        if (__builtin_add_overflow(span, sat_mul(m->shape[i] - 1, st), &span)) return INT64_MAX;
     }
     return span;
 }

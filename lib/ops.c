@@ -90,11 +90,12 @@ BINARY(div, DIV)
 BINARY(maximum, MAXIMUM)
 BINARY(minimum, MINIMUM)
 
-/* ---------------------------------------------------------------- composites */
+/* ---------------------------------------------------------------- composites
+ * Each checks its own NULL argument and prefixes a primitive's error with its own name
+ * ("softmax: max: ..."), so the message names the op the caller called. */
 
-gcr_tensor *gcr_hardswish(gcr_ctx *ctx, gcr_tensor *x)
+static gcr_tensor *hardswish(gcr_ctx *ctx, gcr_tensor *x)
 {
-    NEED(ctx, x, "hardswish"); /* so a NULL names the op called, not its first primitive */
     gcr_tensor *t = gcr_add_scalar(ctx, x, 3.0f);
     gcr_tensor *u = gcr_clamp(ctx, t, 0.0f, 6.0f);
     gcr_tensor *v = gcr_mul(ctx, x, u);
@@ -105,9 +106,8 @@ gcr_tensor *gcr_hardswish(gcr_ctx *ctx, gcr_tensor *x)
     return y;
 }
 
-gcr_tensor *gcr_hardsigmoid(gcr_ctx *ctx, gcr_tensor *x)
+static gcr_tensor *hardsigmoid(gcr_ctx *ctx, gcr_tensor *x)
 {
-    NEED(ctx, x, "hardsigmoid");
     gcr_tensor *t = gcr_add_scalar(ctx, x, 3.0f);
     gcr_tensor *u = gcr_clamp(ctx, t, 0.0f, 6.0f);
     gcr_tensor *y = gcr_div_scalar(ctx, u, 6.0f);
@@ -116,24 +116,34 @@ gcr_tensor *gcr_hardsigmoid(gcr_ctx *ctx, gcr_tensor *x)
     return y;
 }
 
-gcr_tensor *gcr_relu6(gcr_ctx *ctx, gcr_tensor *x)
-{
-    NEED(ctx, x, "relu6");
-    return gcr_clamp(ctx, x, 0.0f, 6.0f);
-}
+static gcr_tensor *relu6(gcr_ctx *ctx, gcr_tensor *x) { return gcr_clamp(ctx, x, 0.0f, 6.0f); }
 
-gcr_tensor *gcr_silu(gcr_ctx *ctx, gcr_tensor *x)
+static gcr_tensor *silu(gcr_ctx *ctx, gcr_tensor *x)
 {
-    NEED(ctx, x, "silu");
     gcr_tensor *s = gcr_sigmoid(ctx, x);
     gcr_tensor *y = gcr_mul(ctx, x, s);
     gcr_tensor_free(s);
     return y;
 }
 
+#define COMPOSITE(fn)                                                                              \
+    gcr_tensor *gcr_##fn(gcr_ctx *ctx, gcr_tensor *x)                                              \
+    {                                                                                              \
+        NEED(ctx, x, #fn);                                                                         \
+        gcr_status before = ctx->status;                                                           \
+        gcr_tensor *y = fn(ctx, x);                                                                \
+        gcr_error_prefix(ctx, before, #fn);                                                        \
+        return y;                                                                                  \
+    }
+COMPOSITE(hardswish)
+COMPOSITE(hardsigmoid)
+COMPOSITE(relu6)
+COMPOSITE(silu)
+
 gcr_tensor *gcr_softmax(gcr_ctx *ctx, gcr_tensor *x, int axis)
 {
     NEED(ctx, x, "softmax");
+    gcr_status before = ctx->status;
     gcr_tensor *m = gcr_max(ctx, x, &axis, 1, 1);
     gcr_tensor *d = gcr_sub(ctx, x, m);
     gcr_tensor *e = gcr_exp(ctx, d);
@@ -143,6 +153,7 @@ gcr_tensor *gcr_softmax(gcr_ctx *ctx, gcr_tensor *x, int axis)
     gcr_tensor_free(d);
     gcr_tensor_free(e);
     gcr_tensor_free(s);
+    gcr_error_prefix(ctx, before, "softmax (axis %d)", axis);
     return y;
 }
 

@@ -43,9 +43,15 @@ static gcr_tensor *handle_new(gcr_ctx *ctx, const gcr_meta *m)
 
 gcr_tensor *gcr_tensor_alloc(gcr_ctx *ctx, const gcr_meta *m, const char *op)
 {
+    int64_t span_bytes;
+    if (!gcr_size_mul(gcr_meta_span(m), (int64_t)gcr_dtype_size(m->dtype), &span_bytes)) {
+        char b[128];
+        gcr_set_error(ctx, GCR_ERR_OOM, "%s: %s would take more than 1 PiB", op, gcr_meta_str(m, b, sizeof b));
+        return NULL;
+    }
+    size_t bytes = (size_t)span_bytes;
     gcr_tensor *t = handle_new(ctx, m);
     if (!t) return NULL;
-    size_t bytes = (size_t)gcr_meta_span(m) * gcr_dtype_size(m->dtype);
     t->st = calloc(1, sizeof *t->st);
     if (!t->st) {
         free(t);
@@ -157,31 +163,21 @@ static gcr_status make_meta(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int64_t 
     GCR_CHECK(ctx, ndim >= 0 && ndim <= GCR_MAX_DIMS, GCR_ERR_SHAPE, "%s: ndim %d outside 0..%d", fn,
               ndim, GCR_MAX_DIMS);
     GCR_CHECK(ctx, ndim == 0 || shape, GCR_ERR_INVALID, "%s: NULL shape", fn);
-    GCR_CHECK(ctx, fmt == GCR_NCHW || (fmt == GCR_NHWC && ndim == 4), GCR_ERR_PARAM,
-              "%s: NHWC format needs a 4-d shape, got %d-d", fn, ndim);
+    GCR_CHECK(ctx, fmt == GCR_NCHW || fmt == GCR_NHWC, GCR_ERR_PARAM, "%s: format %d is neither GCR_NCHW (%d) nor GCR_NHWC (%d)",
+              fn, (int)fmt, (int)GCR_NCHW, (int)GCR_NHWC);
+    GCR_CHECK(ctx, fmt == GCR_NCHW || ndim == 4, GCR_ERR_PARAM, "%s: NHWC format needs a 4-d shape, got %d-d", fn, ndim);
     memset(m, 0, sizeof *m);
     m->dtype = dt;
     m->ndim = ndim;
-    /* bound: product of max(dim, 1) in bytes. Capped at 1 PiB, more than any host or device
-     * holds: strides, spans and byte counts then stay clear of int64 overflow everywhere, and
-     * absurd requests fail here instead of inside the allocator (which ASan would abort on) */
-    int64_t bound = (int64_t)gcr_dtype_size(dt);
-    bool too_big = false;
     for (int i = 0; i < ndim; i++) {
-        GCR_CHECK(ctx, shape[i] >= 0, GCR_ERR_SHAPE, "%s: negative dim %lld at %d", fn,
-                  (long long)shape[i], i);
-        too_big = too_big || __builtin_mul_overflow(bound, shape[i] ? shape[i] : 1, &bound) || bound > ((int64_t)1 << 50);
+        GCR_CHECK(ctx, shape[i] >= 0, GCR_ERR_SHAPE, "%s: negative dim %lld at %d", fn, (long long)shape[i], i);
         m->shape[i] = shape[i];
     }
-    if (too_big) { /* gcr_meta_str would overflow computing strides: spell the shape out */
-        char b[256];
-        size_t k = (size_t)snprintf(b, sizeof b, "%s[", gcr_dtype_name(dt));
-        for (int i = 0; i < ndim && k < sizeof b; i++)
-            k += (size_t)snprintf(b + k, sizeof b - k, i ? ",%lld" : "%lld", (long long)shape[i]);
-        if (k < sizeof b) snprintf(b + k, sizeof b - k, "]");
-        return gcr_set_error(ctx, GCR_ERR_OOM, "%s: %s is too large (1 PiB at most)", fn, b);
-    }
     gcr_meta_set_format(m, fmt);
+    /* absurd requests fail here instead of inside the allocator (which ASan would abort on) */
+    char b[256];
+    GCR_CHECK(ctx, gcr_shape_fits(dt, ndim, shape), GCR_ERR_OOM, "%s: %s is too large (1 PiB at most)", fn,
+              gcr_meta_str(m, b, sizeof b));
     return GCR_OK;
 }
 

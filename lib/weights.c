@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 /* The reference implementation refuses headers above 100 MB; a larger one is a corrupt length. */
 #define GCR_WEIGHTS_MAX_HEADER (100u << 20)
@@ -84,6 +85,14 @@ static gcr_status load_entry(gcr_weights *w, const char *path, const cJSON *e, c
                   "weights: %s: tensor '%s': shape overflows a 64-bit size", path, name);
         shape[k++] = (int64_t)v;
     }
+    if (!gcr_shape_fits((gcr_dtype)dt, ndim, shape)) { /* an empty tensor may still have absurd dims: [0, 2^53] */
+        char b[256];
+        size_t n = 0;
+        for (int i = 0; i < ndim && n < sizeof b; i++)
+            n += (size_t)snprintf(b + n, sizeof b - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+        return gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: tensor '%s': shape [%s] too large (1 PiB at most, empty dims "
+                             "counting as 1)", path, name, ndim ? b : "");
+    }
 
     const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
     uint64_t beg = 0, end = 0;
@@ -104,9 +113,11 @@ static gcr_status load_entry(gcr_weights *w, const char *path, const cJSON *e, c
     GCR_CHECK(ctx, w->names[w->n], GCR_ERR_OOM, "weights: %s: out of host memory", path);
     /* data may be NULL for an all-empty data section; from_data wants a pointer even for 0 bytes */
     static const unsigned char none[1];
+    gcr_status before = ctx->status;
     gcr_tensor *t = gcr_tensor_from_data(ctx, (gcr_dtype)dt, ndim, shape, GCR_NCHW, data ? data + beg : none);
     if (!t) {
         free(w->names[w->n]);
+        gcr_error_prefix(ctx, before, "weights: %s: tensor '%s'", path, name);
         return ctx->status ? ctx->status : GCR_ERR_INTERNAL;
     }
     w->tensors[w->n++] = gcr_tensor_keep(gcr_tensor_set_const(t));
@@ -132,12 +143,18 @@ gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
     cJSON *root = NULL;
     gcr_weights *w = NULL;
 
-    long fsize = -1;
-    if (fseek(f, 0, SEEK_END) == 0) fsize = ftell(f);
-    if (fsize < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: cannot determine the file size", path);
+    /* fopen succeeds on a directory (whose ftell size is LONG_MAX): only regular files load */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0) {
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: cannot determine the file size: %s", path, strerror(errno));
         goto done;
     }
+    if (!S_ISREG(sb.st_mode)) {
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: not a regular file%s", path,
+                          S_ISDIR(sb.st_mode) ? " (a directory)" : "");
+        goto done;
+    }
+    long fsize = (long)sb.st_size;
     unsigned char lenb[8];
     if (fsize < 8 || !read_all(f, lenb, 8)) {
         s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: %ld bytes, too short for the 8-byte header length", path,
@@ -166,8 +183,14 @@ gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
         goto done;
     }
     hdr[hlen] = 0;
+    const char *nul = memchr(hdr, 0, hlen);
+    if (nul) { /* the parser would stop there and accept what came before */
+        s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: header holds a NUL byte at byte %zu of %llu", path,
+                          (size_t)(nul - hdr), (unsigned long long)hlen);
+        goto done;
+    }
     /* require_null_terminated: trailing bytes after the JSON object (other than the spaces the
-     * format pads with) make the header malformed, as does an embedded NUL */
+     * format pads with) make the header malformed */
     const char *end = NULL;
     root = cJSON_ParseWithLengthOpts(hdr, hlen + 1, &end, 1);
     if (!root || !cJSON_IsObject(root)) {

@@ -2,7 +2,9 @@
  * the right status and a message naming the op and the shapes, never crashes and leaks nothing
  * (ASan): NULL tensors, dtype mismatches, non-float math, non-broadcastable shapes, reshape and
  * permute errors, bad axes, clamp bounds, conv/pool parameters, linear/matmul/concat/batch_norm
- * shapes, allocation failure, tensors of another context, sticky errors. */
+ * shapes, messages that name the op called and the values passed, bad parameters failing at the
+ * call under capture exactly as eagerly, allocation failure, tensors of another context, sticky
+ * errors. */
 #include "harness.h"
 
 /* Huge allocations must fail with NULL under ASan too, not abort the test (visible to the ASan
@@ -237,6 +239,137 @@ static void test_matmul_concat_bn(void)
     EXPECT(ctx, gcr_batch_norm(ctx, x, p3, p3, NULL, NULL, -1.0f), GCR_ERR_PARAM, "batch_norm", "eps");
 }
 
+/* messages name the op the caller called and the values as passed, not normalised ones */
+static void test_messages(void)
+{
+    gcr_tensor *c = T(GCR_F32, 3, S(2, 3, 4)), *i = T(GCR_I32, 2, S(3, 5));
+    EXPECT(ctx, gcr_contiguous(ctx, c, (gcr_format)5), GCR_ERR_PARAM, "contiguous", "format 5", "f32[2,3,4]");
+    EXPECT(ctx, gcr_contiguous(ctx, T(GCR_F32, 4, S(1, 2, 3, 4)), (gcr_format)-1), GCR_ERR_PARAM, "contiguous",
+           "format -1");
+    EXPECT(ctx, gcr_tensor_new(ctx, GCR_F32, 4, S(1, 2, 3, 4), (gcr_format)7), GCR_ERR_PARAM, "tensor_new", "format 7");
+    EXPECT(ctx, gcr_tensor_new(ctx, GCR_F32, 3, S(2, 3, 4), GCR_NHWC), GCR_ERR_PARAM, "tensor_new", "NHWC", "3-d");
+    CHECK(gcr_ctx_set_knobs(ctx, NULL) == GCR_ERR_INVALID && gcr_ctx_status(ctx) == GCR_ERR_INVALID &&
+              strstr(gcr_ctx_error(ctx), "ctx_set_knobs") && strstr(gcr_ctx_error(ctx), "NULL"),
+          "set_knobs(NULL) leaves a message: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    /* composites name themselves before the primitive that failed */
+    EXPECT(ctx, gcr_softmax(ctx, c, 5), GCR_ERR_PARAM, "softmax", "axis 5", "f32[2,3,4]");
+    EXPECT(ctx, gcr_softmax(ctx, i, -1), GCR_ERR_DTYPE, "softmax", "i32[3,5]");
+    EXPECT(ctx, gcr_hardswish(ctx, i), GCR_ERR_DTYPE, "hardswish", "i32[3,5]");
+    EXPECT(ctx, gcr_hardsigmoid(ctx, i), GCR_ERR_DTYPE, "hardsigmoid", "i32[3,5]");
+    EXPECT(ctx, gcr_silu(ctx, i), GCR_ERR_DTYPE, "silu", "i32[3,5]");
+    EXPECT(ctx, gcr_relu6(ctx, i), GCR_ERR_DTYPE, "relu6", "i32[3,5]");
+    /* axes and dims as given */
+    EXPECT(ctx, gcr_slice(ctx, c, -4, 0, 1, 1), GCR_ERR_PARAM, "slice", "dim -4", "f32[2,3,4]");
+    EXPECT(ctx, gcr_slice(ctx, c, 5, 0, 1, 1), GCR_ERR_PARAM, "slice", "dim 5", "f32[2,3,4]");
+    EXPECT(ctx, gcr_concat(ctx, &c, 1, -4), GCR_ERR_PARAM, "concat", "axis -4", "f32[2,3,4]");
+    EXPECT(ctx, gcr_flatten(ctx, c, -5, 1), GCR_ERR_PARAM, "flatten", "-5..1", "f32[2,3,4]");
+    EXPECT(ctx, gcr_flatten(ctx, c, -1, -2), GCR_ERR_PARAM, "flatten", "-1..-2", "f32[2,3,4]");
+    EXPECT(ctx, gcr_sum(ctx, c, (int[]){-1, 2}, 2, 0), GCR_ERR_PARAM, "sum", "axis 2", "-1,2", "f32[2,3,4]");
+    EXPECT(ctx, gcr_permute(ctx, c, (int[]){2, 0, -1}), GCR_ERR_PARAM, "permute", "(-1)", "2,0,-1");
+    EXPECT(ctx, gcr_reshape(ctx, c, 3, S(5, -1, 2)), GCR_ERR_SHAPE, "reshape", "[5,-1,2]", "24");
+    /* reshape: a NULL shape is an invalid argument, not a rank problem */
+    EXPECT(ctx, gcr_reshape(ctx, c, 1, NULL), GCR_ERR_INVALID, "reshape", "NULL shape", "f32[2,3,4]");
+    CHECK(gcr_reshape(ctx, c, 1, NULL) == NULL && !strstr(gcr_ctx_error(ctx), "invalid new rank"), "%s",
+          gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    EXPECT(ctx, gcr_reshape(ctx, c, 9, S(1, 2, 3, 4, 5, 6, 7, 8, 9)), GCR_ERR_SHAPE, "reshape", "new rank 9");
+}
+
+typedef gcr_tensor *(*bad_fn)(void);
+static gcr_tensor *x4(void) { return T(GCR_F32, 4, S(1, 3, 8, 8)); }
+static gcr_tensor *bad_avg_dilation(void)
+{
+    gcr_pool2d_params p = gcr_pool2d_default(2);
+    p.dilation[1] = 2;
+    return gcr_avg_pool2d(ctx, x4(), &p);
+}
+static gcr_tensor *bad_pool_padding(void)
+{
+    gcr_pool2d_params p = gcr_pool2d_default(3);
+    p.padding[0] = 2;
+    return gcr_max_pool2d(ctx, x4(), &p);
+}
+static gcr_tensor *bad_pool_window(void)
+{
+    gcr_pool2d_params p = gcr_pool2d_default(9);
+    return gcr_avg_pool2d(ctx, x4(), &p);
+}
+static gcr_tensor *bad_conv_stride(void)
+{
+    gcr_conv2d_params p = gcr_conv2d_default();
+    p.stride[0] = 0;
+    return gcr_conv2d(ctx, x4(), T(GCR_F32, 4, S(4, 3, 3, 3)), NULL, &p);
+}
+static gcr_tensor *bad_conv_groups(void)
+{
+    gcr_conv2d_params p = gcr_conv2d_default();
+    p.groups = 2;
+    return gcr_conv2d(ctx, x4(), T(GCR_F32, 4, S(4, 3, 3, 3)), NULL, &p);
+}
+static gcr_tensor *bad_conv_kernel(void) { return gcr_conv2d(ctx, x4(), T(GCR_F32, 4, S(4, 3, 9, 9)), NULL, NULL); }
+static gcr_tensor *bad_adaptive(void) { return gcr_adaptive_avg_pool2d(ctx, x4(), 0, 2); }
+static gcr_tensor *bad_slice_step(void) { return gcr_slice(ctx, x4(), 1, 0, 2, 0); }
+static gcr_tensor *bad_permute(void) { return gcr_permute(ctx, x4(), (int[]){0, 1, 1, 3}); }
+static gcr_tensor *bad_reshape(void) { return gcr_reshape(ctx, x4(), 2, S(5, -1)); }
+static gcr_tensor *bad_flatten(void) { return gcr_flatten(ctx, x4(), 3, 1); }
+static gcr_tensor *bad_sum_axis(void) { return gcr_sum(ctx, x4(), (int[]){4}, 1, 0); }
+static gcr_tensor *bad_max_empty(void) { return gcr_max(ctx, T(GCR_F32, 2, S(3, 0)), (int[]){1}, 1, 0); }
+static gcr_tensor *bad_softmax(void) { return gcr_softmax(ctx, x4(), -5); }
+static gcr_tensor *bad_concat(void)
+{
+    gcr_tensor *x = x4();
+    return gcr_concat(ctx, (gcr_tensor *[]){x, T(GCR_F32, 4, S(1, 3, 8, 7))}, 2, 1);
+}
+static gcr_tensor *bad_contiguous(void) { return gcr_contiguous(ctx, x4(), (gcr_format)5); }
+static gcr_tensor *bad_clamp(void) { return gcr_clamp(ctx, x4(), 1.0f, 0.0f); }
+static gcr_tensor *bad_cast(void) { return gcr_cast(ctx, x4(), (gcr_dtype)9); }
+static gcr_tensor *bad_bn_eps(void)
+{
+    gcr_tensor *p = T(GCR_F32, 1, S(3));
+    return gcr_batch_norm(ctx, x4(), p, p, NULL, NULL, -1.0f);
+}
+static gcr_tensor *bad_matmul(void) { return gcr_matmul(ctx, T(GCR_F32, 2, S(2, 3)), T(GCR_F32, 2, S(4, 5))); }
+static gcr_tensor *bad_relu_dtype(void) { return gcr_relu(ctx, T(GCR_I32, 1, S(3))); }
+
+/* every bad parameter fails at the call with the same status and message under capture as
+ * eagerly (no check is left to a backend, where a capture would only find it at its end) */
+static void test_capture_twins(void)
+{
+    static const struct { const char *name; bad_fn fn; } cases[] = {
+        {"avg_pool2d dilation", bad_avg_dilation}, {"pool padding", bad_pool_padding},
+        {"pool window", bad_pool_window},          {"conv stride", bad_conv_stride},
+        {"conv groups", bad_conv_groups},          {"conv kernel", bad_conv_kernel},
+        {"adaptive size", bad_adaptive},           {"slice step", bad_slice_step},
+        {"permute", bad_permute},                  {"reshape", bad_reshape},
+        {"flatten", bad_flatten},                  {"sum axis", bad_sum_axis},
+        {"max of empty", bad_max_empty},           {"softmax axis", bad_softmax},
+        {"concat shapes", bad_concat},             {"contiguous format", bad_contiguous},
+        {"clamp bounds", bad_clamp},               {"cast dtype", bad_cast},
+        {"batch_norm eps", bad_bn_eps},            {"matmul shapes", bad_matmul},
+        {"relu dtype", bad_relu_dtype},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        gcr_tensor *r = cases[k].fn();
+        gcr_status st = gcr_ctx_status(ctx);
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", gcr_ctx_error(ctx));
+        gcr_ctx_clear_error(ctx);
+        CHECK(r == NULL && st != GCR_OK, "%s: eager call fails (%s)", cases[k].name, gcr_status_name(st));
+        if (!CHECK(gcr_capture_begin(ctx) == GCR_OK, "%s: capture_begin: %s", cases[k].name, gcr_ctx_error(ctx))) continue;
+        gcr_tensor *rc = cases[k].fn();
+        gcr_status stc = gcr_ctx_status(ctx);
+        CHECK(rc == NULL && stc == st, "%s: captured call: %s, eager %s (%s)", cases[k].name, gcr_status_name(stc),
+              gcr_status_name(st), gcr_ctx_error(ctx));
+        CHECK(strcmp(msg, gcr_ctx_error(ctx)) == 0, "%s: messages differ: eager \"%s\", captured \"%s\"", cases[k].name,
+              msg, gcr_ctx_error(ctx));
+        gcr_graph *g = NULL;
+        gcr_capture_end(ctx, &g);
+        gcr_graph_destroy(g);
+        gcr_ctx_clear_error(ctx);
+    }
+}
+
 /* allocation failure: a huge tensor or op result gives OOM and NULL, and the ctx stays usable */
 static void test_oom(void)
 {
@@ -291,6 +424,8 @@ int main(void)
     RUN(test_conv_params);
     RUN(test_pool_params);
     RUN(test_matmul_concat_bn);
+    RUN(test_messages);
+    RUN(test_capture_twins);
     RUN(test_oom);
     RUN(test_other_ctx);
     RUN(test_sticky);

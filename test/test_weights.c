@@ -217,6 +217,39 @@ static void test_malformed(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* a directory, a header with a NUL inside, an empty tensor with absurd dims: GCR_ERR_IO naming
+ * the file (and the tensor), with the values in the file */
+static void test_messages(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    expect_io(ctx, dir, "a directory", "not a regular file (a directory)");
+    CHECK(!strstr(gcr_ctx_error(ctx), "9223372036854775807"), "no LONG_MAX size");
+
+    /* a valid header, a NUL, then junk: the JSON parser alone stops at the NUL */
+    static const char head[] = "{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\0{\"u\":1}";
+    unsigned char buf[8 + sizeof head - 1 + 4];
+    uint64_t hl = sizeof head - 1;
+    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)(hl >> (8 * i));
+    memcpy(buf + 8, head, sizeof head - 1);
+    memset(buf + 8 + hl, 0x3f, 4);
+    char path[128];
+    snprintf(path, sizeof path, "%s/nul.safetensors", dir);
+    write_raw(path, buf, sizeof buf);
+    expect_io(ctx, path, "NUL in the header", "NUL byte at byte 54");
+    /* the same NUL inside a tensor name */
+    static const char head2[] = "{\"t\0x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    hl = sizeof head2 - 1;
+    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)(hl >> (8 * i));
+    memcpy(buf + 8, head2, hl);
+    memset(buf + 8 + hl, 0x3f, 4);
+    write_raw(path, buf, 8 + hl + 4);
+    expect_io(ctx, path, "NUL in a name", "NUL byte at byte 3");
+
+    expect_io(ctx, write_st("{\"t\":{\"dtype\":\"F32\",\"shape\":[0,9007199254740992],\"data_offsets\":[0,0]}}", NULL, 0, 0),
+              "[0, 2^53]", "tensor 't': shape [0,9007199254740992] too large");
+    gcr_ctx_destroy(ctx);
+}
+
 /* every truncation and random corruption of the valid file: OK or IO, never a crash or a leak */
 static void test_corruption(void)
 {
@@ -273,6 +306,7 @@ int main(void)
     RUN(test_valid_round_trip);
     RUN(test_random_f32);
     RUN(test_malformed);
+    RUN(test_messages);
     RUN(test_corruption);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

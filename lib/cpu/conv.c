@@ -80,12 +80,25 @@ static int is_pointwise(const conv_geom *g)
     return g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && hw_flat(g);
 }
 
+/* Scratch COL of a * b + c floats. Each term is within a tensor's size, but a product of two may
+ * not be: past GCR_MAX_BYTES it fails as OOM naming the sizes instead of wrapping. */
+static float *col_scratch(gcr_ctx *ctx, int64_t a, int64_t b, int64_t c)
+{
+    int64_t n;
+    if (!gcr_size_mul(a, b, &n) || !gcr_size_mul(n + c, (int64_t)sizeof(float), &(int64_t){0})) {
+        gcr_set_error(ctx, GCR_ERR_OOM, "conv2d: im2col scratch of %lld x %lld + %lld floats is more than 1 PiB",
+                      (long long)a, (long long)b, (long long)c);
+        return NULL;
+    }
+    return gcr_cpu_scratch_get(ctx, GCR_SCR_COL, (size_t)(n + c));
+}
+
 /* channels-first GEMM path; wf is w as f32 [O][Cg*KH*KW] row-major */
 static gcr_status conv_kp(gcr_ctx *ctx, const conv_geom *g, const float *wf)
 {
     int64_t Kg = g->Cg * g->KH * g->KW, P = g->OH * g->OW;
     int direct = is_pointwise(g);
-    float *col = direct ? NULL : gcr_cpu_scratch_get(ctx, GCR_SCR_COL, (size_t)(Kg * P));
+    float *col = direct ? NULL : col_scratch(ctx, Kg, P, 0);
     if (!direct && !col) return GCR_ERR_OOM;
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t gi = 0; gi < g->G; gi++) {
@@ -112,7 +125,7 @@ static gcr_status conv_pk(gcr_ctx *ctx, const conv_geom *g, const float *wk)
 {
     int64_t Kg = g->Cg * g->KH * g->KW, P = g->OH * g->OW;
     int direct = is_pointwise(g);
-    float *col = direct ? NULL : gcr_cpu_scratch_get(ctx, GCR_SCR_COL, (size_t)(Kg * P));
+    float *col = direct ? NULL : col_scratch(ctx, Kg, P, 0);
     if (!direct && !col) return GCR_ERR_OOM;
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t gi = 0; gi < g->G; gi++) {
@@ -142,7 +155,7 @@ static gcr_status dw_planes(gcr_ctx *ctx, const conv_geom *g, const float *wf)
     int split = s != 1 || sW != 1;
     /* COL: per-kw tap ranges lo/hi and source offsets (3 x KW int64), then acc [OW], then phases */
     size_t head = (size_t)(3 * g->KW * 2 + 15) & ~(size_t)15;
-    float *buf = gcr_cpu_scratch_get(ctx, GCR_SCR_COL, head + (size_t)g->OW + (split ? (size_t)(s * g->H * Wp) : 0));
+    float *buf = col_scratch(ctx, split ? s * Wp : 0, g->H, (int64_t)head + g->OW); /* s * Wp < W + s */
     if (!buf) return GCR_ERR_OOM;
     int64_t *lo = (int64_t *)(void *)buf, *hi = lo + g->KW, *src = hi + g->KW;
     float *acc = buf + head, *phase = acc + g->OW;

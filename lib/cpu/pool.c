@@ -79,16 +79,23 @@ static void avg_pool(const pool_geom *g, const gcr_pool2d_params *p)
         }
 }
 
-/* PyTorch: window i spans [floor(i*in/out), ceil((i+1)*in/out)) */
+/* PyTorch: window i of an adaptive pool from in to out spans [floor(i*in/out), ceil((i+1)*in/out)),
+ * computed as i*(in/out) plus the remainder's share so that no product exceeds out * out */
+static int64_t adaptive_lo(int64_t i, int64_t in, int64_t out) { return i * (in / out) + i * (in % out) / out; }
+static int64_t adaptive_hi(int64_t i, int64_t in, int64_t out)
+{
+    return (i + 1) * (in / out) + ((i + 1) * (in % out) + out - 1) / out;
+}
+
 static void adaptive_avg_pool(const pool_geom *g)
 {
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t c = 0; c < g->C; c++) {
             const float *xc = g->x.p + n * g->x.st[0] + c * g->x.st[1];
             for (int64_t oh = 0; oh < g->OH; oh++) {
-                int64_t h0 = oh * g->H / g->OH, h1 = ((oh + 1) * g->H + g->OH - 1) / g->OH;
+                int64_t h0 = adaptive_lo(oh, g->H, g->OH), h1 = adaptive_hi(oh, g->H, g->OH);
                 for (int64_t ow = 0; ow < g->OW; ow++) {
-                    int64_t w0 = ow * g->W / g->OW, w1 = ((ow + 1) * g->W + g->OW - 1) / g->OW;
+                    int64_t w0 = adaptive_lo(ow, g->W, g->OW), w1 = adaptive_hi(ow, g->W, g->OW);
                     int64_t cnt = (h1 - h0) * (w1 - w0);
                     double s = window_sum(g, xc, h0, h1, w0, w1);
                     *out_at(g, n, c, oh, ow) = cnt > 0 ? (float)(s / (double)cnt) : 0.0f;
@@ -100,12 +107,7 @@ static void adaptive_avg_pool(const pool_geom *g)
 gcr_status gcr_cpu_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
 {
     const gcr_tensor *x = c->in[0];
-    const gcr_pool2d_params *p = &c->p.pool;
-    if (c->op == GCR_OP_AVG_POOL2D && (p->dilation[0] != 1 || p->dilation[1] != 1)) {
-        char b[96];
-        return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "avg_pool2d: dilation %dx%d on %s (only max_pool2d dilates)",
-                             p->dilation[0], p->dilation[1], gcr_meta_str(&x->m, b, sizeof b));
-    }
+    const gcr_pool2d_params *p = &c->p.pool; /* validated by gcr_infer (avg_pool2d never dilates) */
     pool_geom g;
     g.N = x->m.shape[0]; g.C = x->m.shape[1]; g.H = x->m.shape[2]; g.W = x->m.shape[3];
     g.OH = out->m.shape[2]; g.OW = out->m.shape[3];

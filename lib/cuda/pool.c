@@ -20,9 +20,6 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     char b1[96];
     GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype of %s not supported",
               gcr_op_table[c->op].name, gcr_meta_str(x, b1, sizeof b1));
-    if (c->op == GCR_OP_AVG_POOL2D && (p->dilation[0] != 1 || p->dilation[1] != 1))
-        return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "avg_pool2d: dilation %dx%d on %s (only max_pool2d dilates)",
-                             p->dilation[0], p->dilation[1], gcr_meta_str(x, b1, sizeof b1));
     pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
                    .OW = y->shape[3]};
     for (int i = 0; i < 4; i++) {

@@ -69,8 +69,8 @@ __device__ __forceinline__ void gcr_pool_loop(const gcr_pool_args &p, const T *_
                 h1 = min(h1, H); w1 = min(w1, W);
                 div = p.count_include_pad ? padded : (h1 - h0) * (w1 - w0);
             } else { /* adaptive: [floor(i*in/out), ceil((i+1)*in/out)) */
-                h0 = oy * H / OH; h1 = ((oy + 1) * H + OH - 1) / OH;
-                w0 = ox * W / OW; w1 = ((ox + 1) * W + OW - 1) / OW;
+                h0 = (int)((long long)oy * H / OH); h1 = (int)(((long long)(oy + 1) * H + OH - 1) / OH);
+                w0 = (int)((long long)ox * W / OW); w1 = (int)(((long long)(ox + 1) * W + OW - 1) / OW);
                 div = (h1 - h0) * (w1 - w0);
             }
             float s = 0.0f;
