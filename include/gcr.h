@@ -284,7 +284,10 @@ GCR_API gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p);
  * each replay overwrites them (copy them out with gcr_tensor_to_host or gcr_contiguous to keep a
  * result). Traced tensors that are not outputs hold no data: reading one fails with
  * GCR_ERR_CAPTURE. Scalars (clamp bounds, *_scalar operands) are frozen at capture.
- * gcr_graph_destroy() invalidates every tensor handle the capture returned.
+ * gcr_graph_destroy() invalidates every tensor handle the capture returned. An eager view of an
+ * output (reshape, slice, ... called after the capture) shares its static buffer like any view:
+ * it sees later replays, and keeps the buffer (with the last results) after the graph, or the
+ * region variant, that wrote it is gone.
  *
  * Numerics: fused kernels compute in f32; on CUDA, f16 intermediates of a fused group stay in f32
  * until stored (results may differ from eager by about one f16 ulp), bf16 ones are rounded per op

@@ -172,6 +172,10 @@ gcr_status gcr_tensor_bind(gcr_tensor *t, void *data, size_t bytes);
 void gcr_tensor_destroy(gcr_tensor *t);
 /* Drops t's storage (t then holds no data, like a traced tensor before its graph runs). */
 void gcr_tensor_unbind(gcr_tensor *t);
+/* Points t at storage st (taking a reference), element offset off; drops t's old storage. */
+void gcr_tensor_share(gcr_tensor *t, gcr_storage *st, int64_t off);
+/* Drops one reference to st; the last frees it (and its data unless borrowed). NULL: nothing. */
+void gcr_storage_release(gcr_ctx *ctx, gcr_storage *st);
 
 /* ---------------------------------------------------------------- backend */
 

@@ -122,6 +122,16 @@ void gcr_tensor_unbind(gcr_tensor *t)
     t->offset = 0;
 }
 
+void gcr_tensor_share(gcr_tensor *t, gcr_storage *st, int64_t off)
+{
+    if (st) st->refs++;
+    storage_release(t->ctx, t->st);
+    t->st = st;
+    t->offset = off;
+}
+
+void gcr_storage_release(gcr_ctx *ctx, gcr_storage *st) { storage_release(ctx, st); }
+
 void gcr_tensor_free(gcr_tensor *t)
 {
     /* traced tensors belong to their trace or graph, which frees them */

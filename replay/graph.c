@@ -112,6 +112,20 @@ static void refresh_ptrs(gcr_graph *g, gcr_variant *v)
     }
 }
 
+/* Output buffer x outlives its variant while a tensor still shares its storage (an eager view of
+ * an output, a region result that views a fed-back output): the storage then owns the buffer and
+ * frees it with its last user. */
+static void free_output(gcr_ctx *ctx, gcr_variant *v, int x)
+{
+    gcr_storage *st = v->wrap ? v->wrap[x] : NULL;
+    if (st && st->refs > 1) {
+        st->borrowed = false;
+        v->outbuf[x] = NULL;
+    }
+    gcr_storage_release(ctx, st);
+    if (v->outbuf[x]) ctx->be->free(ctx, v->outbuf[x], v->ir->values[x].bytes);
+}
+
 static void variant_free(gcr_graph *g, gcr_variant *v)
 {
     if (!v) return;
@@ -120,12 +134,13 @@ static void variant_free(gcr_graph *g, gcr_variant *v)
     if (v->ir) {
         for (int x = 0; x < v->ir->n_values; x++) {
             if (v->bound && v->bound[x]) gcr_tensor_destroy(v->bound[x]);
-            if (v->outbuf && v->outbuf[x]) ctx->be->free(ctx, v->outbuf[x], v->ir->values[x].bytes);
+            if (v->outbuf && v->outbuf[x]) free_output(ctx, v, x);
         }
     }
     if (v->arena) ctx->be->free(ctx, v->arena, v->ir->arena_bytes);
     free(v->bound);
     free(v->outbuf);
+    free(v->wrap);
     free(v->ptr);
     free(v->sig);
     gcr_ir_free(v->ir);
@@ -139,8 +154,10 @@ static gcr_status variant_alloc(gcr_graph *g, gcr_variant *v)
     size_t n = (size_t)ir->n_values + 1;
     v->ptr = calloc(n, sizeof *v->ptr);
     v->outbuf = calloc(n, sizeof *v->outbuf);
+    v->wrap = calloc(n, sizeof *v->wrap);
     v->bound = calloc(n, sizeof *v->bound);
-    if (!v->ptr || !v->outbuf || !v->bound) return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
+    if (!v->ptr || !v->outbuf || !v->wrap || !v->bound)
+        return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
     if (ir->arena_bytes) {
         gcr_status s = ctx->be->alloc(ctx, ir->arena_bytes, &v->arena);
         GCR_CHECK(ctx, s == GCR_OK, s, "replay: cannot allocate the %zu-byte arena on %s", ir->arena_bytes, ctx->be->name);
@@ -222,21 +239,49 @@ static gcr_status variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant *
     return GCR_OK;
 }
 
+/* The storage that outputs rooted at value x share, with the element offset of x's first element
+ * in it (NULL with OOM recorded): x's output buffer, lent by v (made at the first bind), or the
+ * storage of the external tensor that x is. */
+static gcr_storage *root_storage(gcr_graph *g, gcr_variant *v, int x, int64_t *off)
+{
+    const gcr_value *val = &v->ir->values[x];
+    const gcr_tensor *src = val->kind == GCR_V_CONST ? val->ext : NULL;
+    for (int i = 0; i < v->ir->n_inputs && !src; i++)
+        if (v->ir->inputs[i] == x) src = g->in_t[i];
+    *off = src ? src->offset : 0;
+    if (src) return src->st;
+    if (!v->outbuf[x]) {
+        gcr_set_error(g->ctx, GCR_ERR_INTERNAL, "replay: output root v%d has no buffer", x);
+        return NULL;
+    }
+    if (!v->wrap[x]) {
+        gcr_storage *st = calloc(1, sizeof *st);
+        if (!st) {
+            gcr_set_error(g->ctx, GCR_ERR_OOM, "replay: out of host memory binding outputs");
+            return NULL;
+        }
+        st->refs = 1;
+        st->data = v->outbuf[x];
+        st->bytes = val->bytes;
+        st->borrowed = true;
+        v->wrap[x] = st;
+    }
+    return v->wrap[x];
+}
+
 gcr_status gcr_variant_bind_outputs(gcr_graph *g, gcr_variant *v)
 {
     gcr_ir *ir = v->ir;
     for (int o = 0; o < ir->n_outputs; o++) {
-        int x = ir->outputs[o];
-        gcr_tensor *h = ir->values[x].handle;
+        const gcr_value *val = &ir->values[ir->outputs[o]];
+        gcr_tensor *h = val->handle;
         if (!h) continue;
-        h->m = ir->values[x].m;
-        h->offset = 0;
-        if (h->st && h->st->borrowed && h->st->refs == 1) {
-            h->st->data = v->ptr[x];
-            h->st->bytes = ir->values[x].bytes;
-        } else {
-            GCR_TRY(gcr_tensor_bind(h, v->ptr[x], ir->values[x].bytes));
-        }
+        int64_t off;
+        gcr_storage *st = root_storage(g, v, val->root, &off);
+        if (!st) return g->ctx->status;
+        h->m = val->m;
+        if (h->st != st) gcr_tensor_share(h, st, off + val->offset);
+        else h->offset = off + val->offset;
     }
     return GCR_OK;
 }

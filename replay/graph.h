@@ -38,6 +38,8 @@ struct gcr_variant {
     gcr_ir *ir;              /* fused + planned copy of the graph's trace */
     void *arena;             /* device memory, ir->arena_bytes */
     void **outbuf;           /* per value: its static output buffer (BUF_OUTPUT), else NULL */
+    gcr_storage **wrap;      /* per output buffer: the storage the output handles rooted at it share
+                                (lent: borrowed while the variant lives; the variant holds a ref) */
     void **ptr;              /* per value: data pointer of its first element this run (NULL: none) */
     gcr_tensor **bound;      /* per value: handle bound to ptr for eager calls (lazily made) */
     const gcr_executor *ex;
@@ -91,7 +93,8 @@ gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node);
 gcr_tensor *gcr_trace_record_in(gcr_ir *ir, const gcr_call *c, const gcr_meta *out);
 /* The trace of the region whose body is capturing now, or NULL. */
 gcr_ir *gcr_region_open_trace(gcr_ctx *ctx);
-/* Points output handles at variant v's output buffers (meta included). */
+/* Points output handles at variant v's output buffers (meta included): each shares the storage
+ * of its root, an output buffer of v or, for a view of an input, that input's storage. */
 gcr_status gcr_variant_bind_outputs(gcr_graph *g, gcr_variant *v);
 /* Per-kernel timing hook for executors (no-op unless profiling). */
 double gcr_prof_now_us(void);

@@ -115,8 +115,9 @@ static void now_bound(gcr_region *r, gcr_rvariant *w)
     r->bound = w;
 }
 
-/* a run of w failed: no result of the region holds data */
-static void run_failed(gcr_region *r, const gcr_ir *tr)
+/* No result of the region holds data: after a failed run of trace tr's variant (which may have
+ * bound some of its outputs), a failed pass (tr NULL), or the eviction of the bound variant. */
+static void unbind_all(gcr_region *r, const gcr_ir *tr)
 {
     unbind_outputs(r->bound ? r->bound->trace : NULL);
     unbind_outputs(tr);
@@ -135,7 +136,7 @@ static void evict(gcr_region *r, const gcr_rvariant *keep)
         gcr_rvariant *w = *old;
         *old = w->next;
         if (r->cur == w) r->cur = NULL;
-        if (r->bound == w) run_failed(r, NULL);
+        if (r->bound == w) unbind_all(r, NULL);
         gcr_info(r->ctx, "region %s: evicting its least recently used graph (cap %d)", r->name, cap);
         rvariant_free(w);
     }
@@ -207,7 +208,7 @@ static gcr_status run_variant(gcr_region *r, gcr_rvariant *w)
     if (w->graph) return gcr_graph_replay(w->graph); /* which reports to gcr_region_graph_ran */
     gcr_status s = gcr_ir_interpret(r->ctx, w->trace, NULL);
     if (s == GCR_OK) now_bound(r, w);
-    else run_failed(r, w->trace);
+    else unbind_all(r, w->trace);
     return s;
 }
 
@@ -217,7 +218,7 @@ void gcr_region_graph_ran(struct gcr_region *r, gcr_graph *g, gcr_status s)
     while (w && w->graph != g) w = w->next;
     if (!w) return;
     if (s == GCR_OK) now_bound(r, w);
-    else run_failed(r, w->trace);
+    else unbind_all(r, w->trace);
 }
 
 const char *gcr_region_name(const struct gcr_region *r) { return r->name; }
@@ -449,7 +450,7 @@ static void fail_pass(gcr_region *r, gcr_status s)
         gcr_ir_free(r->open);
         r->open = NULL;
     }
-    run_failed(r, NULL);
+    unbind_all(r, NULL);
     collect(r);
     gcr_set_error(r->ctx, s, "region %s: the pass failed; nothing ran and its tensors hold no data", r->name);
 }

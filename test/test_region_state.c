@@ -2,8 +2,9 @@
  * host writes inside a body that would reach ops recorded before them are refused; a tensor the
  * last pass did not output (an intermediate now, another branch, another input signature) fails
  * to read instead of giving an earlier pass's data; a region output fed back as the next pass's
- * input (recurrent state) gives eager's results with any cache size; a tensor of an evicted
- * variant fails to read; the handles a region keeps stay bounded whatever the input pattern; a
+ * input (recurrent state) gives eager's results with any cache size, also through a view of it;
+ * an eager view of a result outlives the result's variant; a tensor of an evicted variant fails
+ * to read; the handles a region keeps stay bounded whatever the input pattern; a
  * pass whose graph cannot be built fails loudly and leaves the region usable. */
 #include "capture_util.h"
 #include "../replay/graph.h"
@@ -184,6 +185,39 @@ static void test_recurrent_state(void)
         }
 }
 
+/* A result that is a view of the fed-back state (the previous pass's output), with a cache of 1,
+ * and an eager view of an output whose variant is then evicted: both keep their data. */
+static void test_views_outlive_variants(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 1, 1);
+    float h0[4] = {0.5f, -1, 2, -0.25f}, want[4], got[4];
+    gcr_tensor *h = gcr_tensor_from_data(ctx, GCR_F32, 2, (int64_t[]){1, 4}, GCR_NCHW, h0);
+    memcpy(want, h0, sizeof want);
+    for (int pass = 0; pass < 4; pass++) {
+        gcr_tensor *v = NULL;
+        GCR_REGION(ctx, "state view")
+        {
+            v = gcr_reshape(ctx, h, 1, (int64_t[]){-1});
+            h = gcr_tanh(ctx, h);
+        }
+        OK(ctx, gcr_ctx_status(ctx));
+        OK(ctx, read_n(v, got, 4));
+        CHECK_CLOSE(got, want, 4, 1e-6f, 1e-6f, "the view holds this pass's input state");
+        for (int i = 0; i < 4; i++) want[i] = tanhf(want[i]);
+    }
+    /* an eager view of a result; the next pass's new shape evicts that result's variant */
+    float a[3] = {1, 2, 3};
+    gcr_tensor *x = vec(ctx, a, 3), *y = NULL;
+    GCR_REGION(ctx, "evicted") { y = gcr_exp(ctx, x); }
+    gcr_tensor *view = gcr_reshape(ctx, y, 2, (int64_t[]){1, 3});
+    gcr_tensor *x2 = vec(ctx, a, 2);
+    GCR_REGION(ctx, "evicted") { y = gcr_exp(ctx, x2); }
+    OK(ctx, gcr_ctx_status(ctx));
+    OK(ctx, read_n(view, got, 3));
+    CHECK(fabsf(got[2] - expf(3)) < 1e-4f, "the eager view keeps the evicted output's data: %g", got[2]);
+    gcr_ctx_destroy(ctx);
+}
+
 /* 5. Twelve input shapes through the default cache of 8: the first pass's output, whose variant
  * was evicted, fails to read (it neither reads freed memory nor gives old data). */
 static void test_handle_after_eviction(void)
@@ -312,6 +346,7 @@ static void all(void)
     RUN(test_read_in_body);
     RUN(test_stale_body_tensor);
     RUN(test_recurrent_state);
+    RUN(test_views_outlive_variants);
     RUN(test_handle_after_eviction);
     RUN(test_bounded);
     RUN(test_failed_build);

@@ -131,6 +131,28 @@ static void test_failed_respecialise(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* An eager view of a graph output shares the output's static buffer: it sees the next replay,
+ * and it outlives the graph (the buffer then stays with the view). */
+static void test_view_outlives_graph(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    float a[6] = {1, -2, 3, -4, 5, -6}, b[6] = {6, 5, 4, 3, 2, 1}, got[6];
+    gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 2, (int64_t[]){2, 3}, GCR_NCHW, a);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = gcr_mul_scalar(ctx, x, 2.0f);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    gcr_tensor *view = gcr_reshape(ctx, y, 1, (int64_t[]){6});
+    OK(ctx, gcr_tensor_from_host(x, b, sizeof b));
+    OK(ctx, gcr_graph_replay(g));
+    OK(ctx, gcr_tensor_to_host(view, got, sizeof got));
+    CHECK(got[0] == 12 && got[5] == 2, "the view sees the replay: %g %g", got[0], got[5]);
+    gcr_graph_destroy(g);
+    OK(ctx, gcr_tensor_to_host(view, got, sizeof got));
+    CHECK(got[0] == 12 && got[5] == 2, "the view outlives the graph: %g %g", got[0], got[5]);
+    gcr_ctx_destroy(ctx);
+}
+
 static void test_lru(void)
 {
     for (int cap = 2; cap <= 3; cap++) {
@@ -311,6 +333,7 @@ static void all(void)
     RUN(test_rebind_and_respecialise);
     RUN(test_lru);
     RUN(test_failed_respecialise);
+    RUN(test_view_outlives_graph);
     RUN(test_eager_fallback);
     RUN(test_frozen_reshape);
     RUN(test_slice_to_end);
