@@ -246,7 +246,7 @@ static gcr_storage *root_storage(gcr_graph *g, gcr_variant *v, int x, int64_t *o
 {
     const gcr_value *val = &v->ir->values[x];
     const gcr_tensor *src = val->kind == GCR_V_CONST ? val->ext : NULL;
-    for (int i = 0; i < v->ir->n_inputs && !src; i++)
+    for (int i = 0; val->kind == GCR_V_INPUT && i < v->ir->n_inputs && !src; i++)
         if (v->ir->inputs[i] == x) src = g->in_t[i];
     *off = src ? src->offset : 0;
     if (src) return src->st;
