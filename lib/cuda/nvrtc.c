@@ -130,7 +130,7 @@ gcr_status gcr_nvrtc_compile(const char *source, const char *const *opts, int no
         *image = NULL;
         free(*log);
         *log = dupstr(r != NVRTC_SUCCESS ? nvrtcGetErrorString(r) : "out of host memory");
-        s = GCR_ERR_COMPILE;
+        s = r != NVRTC_SUCCESS ? GCR_ERR_COMPILE : GCR_ERR_OOM; /* OOM must not split a group as if it failed to compile */
         goto done;
     }
     *size = n;
