@@ -166,7 +166,7 @@ void gcr_capture_ctx_free(gcr_ctx *ctx)
     gcr_regions_free(ctx);
     if (!cs) return;
     gcr_trace_free(cs->cur);
-    while (cs->graphs) gcr_graph_destroy(cs->graphs);
+    while (cs->graphs) gcr_graph_free(cs->graphs);
     free(cs);
     ctx->trace = NULL;
 }

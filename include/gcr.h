@@ -322,6 +322,8 @@ GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; stat
 GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
 /* Runs the graph on the current contents of its inputs; outputs are overwritten. */
 GCR_API gcr_status gcr_graph_replay(gcr_graph *g);
+/* Frees a graph from gcr_capture_end. A region's graph (gcr_region_graph) is the region's: passing
+ * it here records GCR_ERR_INVALID on the ctx and frees nothing. */
 GCR_API void gcr_graph_destroy(gcr_graph *g);
 
 typedef struct gcr_graph_stats {

@@ -407,7 +407,7 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
     if (s != GCR_OK) {
         if (!ctx->status) gcr_set_error(ctx, s, "capture_end: building the graph failed");
         if (!owns_handles) g->trace = NULL; /* the region keeps its trace */
-        gcr_graph_destroy(g);
+        gcr_graph_free(g);
         return s;
     }
     *out = g;
@@ -470,6 +470,18 @@ size_t gcr_graph_describe(const gcr_graph *g, char *buf, size_t n)
 }
 
 void gcr_graph_destroy(gcr_graph *g)
+{
+    if (!g) return;
+    /* a region's graph is borrowed (gcr_region_graph): the region frees it when it evicts it */
+    if (g->region) {
+        gcr_set_error(g->ctx, GCR_ERR_INVALID,
+                      "graph_destroy: the graph belongs to a region (borrowed from gcr_region_graph); the region frees it");
+        return;
+    }
+    gcr_graph_free(g);
+}
+
+void gcr_graph_free(gcr_graph *g)
 {
     if (!g) return;
     gcr_prof_write(g);

@@ -74,6 +74,8 @@ typedef struct gcr_prof_event {
 
 /* Frees an explicit capture's trace with the traced handles it made (NULL: nothing). */
 void gcr_trace_free(gcr_ir *ir);
+/* Frees g and its variants; gcr_graph_destroy is this for graphs the user owns (not a region's). */
+void gcr_graph_free(gcr_graph *g);
 /* Makes a graph from a finished trace and runs it once. With owns_handles (explicit capture) the
  * graph takes the trace and its handles, also when it fails; a region keeps its own. */
 gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, gcr_graph **out);

@@ -72,7 +72,7 @@ static gcr_status push_ptr(gcr_ctx *ctx, gcr_tensor ***arr, int *n, int *cap, gc
 static void rvariant_free(gcr_rvariant *w)
 {
     if (!w) return;
-    gcr_graph_destroy(w->graph);
+    gcr_graph_free(w->graph);
     gcr_ir_free(w->trace);
     free(w);
 }

@@ -5,7 +5,8 @@
  * input (recurrent state) gives eager's results with any cache size, also through a view of it;
  * an eager view of a result outlives the result's variant; a tensor of an evicted variant fails
  * to read; the handles a region keeps stay bounded whatever the input pattern; a
- * pass whose graph cannot be built fails loudly and leaves the region usable. */
+ * pass whose graph cannot be built fails loudly and leaves the region usable; a region's graph
+ * cannot be destroyed by the user. */
 #include "capture_util.h"
 #include "../replay/graph.h"
 
@@ -340,6 +341,32 @@ static void test_failed_op(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* A region's graph is borrowed: gcr_graph_destroy on it is refused with a message and the region
+ * goes on replaying it (it freed the graph and crashed at the region's next eviction or at
+ * gcr_ctx_destroy before). */
+static void test_destroy_region_graph(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    gcr_tensor *x = h_rand_tensor(ctx, GCR_F32, 1, (int64_t[]){7}, GCR_NCHW, -2, 2), *y = NULL;
+    for (int pass = 0; pass < 3; pass++) {
+        float in[7], got[7];
+        h_fill(in, 7, -2, 2);
+        OK(ctx, gcr_tensor_from_host(x, in, sizeof in));
+        GCR_REGION(ctx, "borrowed") { y = gcr_exp(ctx, x); }
+        OK(ctx, gcr_ctx_status(ctx));
+        OK(ctx, read_n(y, got, 7));
+        for (int i = 0; i < 7; i++) CHECK(fabsf(got[i] - expf(in[i])) <= 1e-5f * expf(in[i]), "pass %d [%d]", pass, i);
+        if (pass == 0) {
+            gcr_graph_destroy(gcr_region_graph(ctx, "borrowed"));
+            CHECK(gcr_ctx_status(ctx) == GCR_ERR_INVALID && strstr(gcr_ctx_error(ctx), "region"),
+                  "destroying a region's graph is refused: %s %s", gcr_status_name(gcr_ctx_status(ctx)), gcr_ctx_error(ctx));
+            gcr_ctx_clear_error(ctx);
+            CHECK(gcr_region_graph(ctx, "borrowed") != NULL, "the region keeps its graph");
+        }
+    }
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_host_write_in_body);
@@ -351,6 +378,7 @@ static void all(void)
     RUN(test_bounded);
     RUN(test_failed_build);
     RUN(test_failed_op);
+    RUN(test_destroy_region_graph);
 }
 
 int main(void)
