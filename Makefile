@@ -88,11 +88,13 @@ $(SHARED): $(OBJ)
 
 $(BUILD)/bin/%: samples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default $< -o $@ $(LINK_GCR)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -MMD -MP -MF $@.d $< -o $@ $(LINK_GCR)
 
-$(BUILD)/test/%: test/%.c test/harness.h $(STATIC)
+$(BUILD)/test/%: test/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itest $(CFLAGS) $< -o $@ $(LINK_GCR)
+# programs record the headers they include (-MMD -MP: $@.d), so editing a test helper such as
+# test/capture_util.h rebuilds the tests that use it
+	$(CC) $(CPPFLAGS) -Itest $(CFLAGS) -MMD -MP -MF $@.d $< -o $@ $(LINK_GCR)
 
 # test_oom fails each host allocation in turn: with --wrap the static library's own calls reach
 # the test's wrappers (private: the library's objects keep their flags)
@@ -101,10 +103,8 @@ $(BUILD)/test/test_oom: private CFLAGS += -fno-builtin
 
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LINK_GCR)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -MF $@.d $< -o $@ $(LINK_GCR)
 
-# the MobileNet-v3 model code is a header shared by the sample and its parity test
-$(BUILD)/bin/mobilenet_v3 $(BUILD)/test/test_mobilenet: samples/model.h
 
 # the main job: MobileNet-v3 on the default device (GPU if present, else CPU)
 run: $(BUILD)/bin/mobilenet_v3
@@ -133,4 +133,4 @@ uninstall:
 clean:
 	rm -rf build build-san
 
--include $(DEP)
+-include $(DEP) $(wildcard $(BUILD)/test/*.d $(BUILD)/bin/*.d $(BUILD)/bench/*.d)

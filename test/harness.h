@@ -1,6 +1,12 @@
 /* harness.h — the tiny test harness: checks that report file:line and carry on, seeded random
  * data, tolerance comparison, and a closing line "N passed, N failed, N skipped". Each test file
- * includes it once and ends main() with `return h_finish();`. */
+ * includes it once and ends main() with `return h_finish();`.
+ *
+ * The library's knobs are not inherited: before main() every GCR_* variable is removed from the
+ * environment except the test runner's own (GCR_TEST_*, GCR_FUZZ_*) and the two that change only
+ * where kernels are cached and how much is logged (GCR_CACHE_DIR, GCR_LOG), so `GCR_FUSION=0 make
+ * test` runs the same checks as `make test`. A test that depends on a knob sets it (gcr_knobs, or
+ * setenv). */
 #ifndef GCR_TEST_HARNESS_H
 #define GCR_TEST_HARNESS_H
 
@@ -14,6 +20,36 @@
 
 static int h_pass, h_fail, h_skip;
 static const char *h_case = "";
+
+extern char **environ;
+
+/* whether the environment variable entry "NAME=value" is a library knob the tests must not inherit */
+static int h_inherited_knob(const char *entry)
+{
+    static const char *const keep[] = {"GCR_TEST_", "GCR_FUZZ_", "GCR_CACHE_DIR=", "GCR_LOG="};
+    if (strncmp(entry, "GCR_", 4) != 0) return 0;
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (!strncmp(entry, keep[i], strlen(keep[i]))) return 0;
+    return 1;
+}
+
+__attribute__((constructor)) static void h_clear_knobs(void)
+{
+    for (int again = 1; again;) { /* unsetenv reshapes environ: rescan after each removal */
+        again = 0;
+        for (char **e = environ; e && *e; e++) {
+            if (!h_inherited_knob(*e)) continue;
+            char name[256];
+            size_t n = strcspn(*e, "=");
+            if (n >= sizeof name) continue;
+            memcpy(name, *e, n);
+            name[n] = 0;
+            unsetenv(name);
+            again = 1;
+            break;
+        }
+    }
+}
 
 /* counts one assertion; on failure prints where and why, and returns 0 */
 static __attribute__((unused)) int h_check(int ok, const char *file, int line, const char *fmt, ...)
@@ -41,6 +77,20 @@ static __attribute__((unused)) void h_skipped(const char *why)
 {
     h_skip++;
     printf("skip [%s] %s\n", h_case, why);
+}
+
+/* A skip for want of a GPU (no CUDA device, a ctx that cannot be created, a build without CUDA).
+ * Under GCR_TEST_REQUIRE_CUDA=1, set for GPU runs whose results are reported, it is a failure:
+ * a broken driver must not pass as a green suite with every GPU test skipped. */
+static __attribute__((unused)) void h_skip_gpu(const char *why)
+{
+    const char *req = getenv("GCR_TEST_REQUIRE_CUDA");
+    if (req && *req && strcmp(req, "0") != 0) {
+        h_fail++;
+        fprintf(stderr, "FAIL [%s] GCR_TEST_REQUIRE_CUDA=%s but the GPU part did not run: %s\n", h_case, req, why);
+        return;
+    }
+    h_skipped(why);
 }
 
 #define RUN(fn) do { h_case = #fn; fn(); } while (0)
@@ -99,8 +149,11 @@ static __attribute__((unused)) gcr_ctx *h_ctx(gcr_device dev)
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = dev;
     gcr_ctx *ctx = NULL;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
-        if (dev == GCR_DEVICE_CUDA) h_skipped("no CUDA device");
+    gcr_status s = gcr_ctx_create(&ctx, &o);
+    if (s != GCR_OK) {
+        char why[96];
+        snprintf(why, sizeof why, "no CUDA device (context creation: %s)", gcr_status_name(s));
+        if (dev == GCR_DEVICE_CUDA) h_skip_gpu(why);
         else CHECK(0, "cannot create a context on device %d", (int)dev);
         return NULL;
     }

@@ -3,6 +3,12 @@
 # example), and prints the total as the last line: "N passed, N failed, N skipped".
 # A binary that crashes or exits non-zero without a count counts as one failure. JOBS=N runs
 # N binaries at once.
+# The library's knobs are not inherited (as harness.h does for the test binaries, so that the
+# shell checks, such as the README example's kernel count, see the defaults too): every GCR_*
+# variable goes except the test inputs (GCR_TEST_*, GCR_FUZZ_*), GCR_CACHE_DIR and GCR_LOG.
+for v in $(env | sed -n 's/^\(GCR_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  case $v in GCR_TEST_*|GCR_FUZZ_*|GCR_CACHE_DIR|GCR_LOG) ;; *) unset "$v" ;; esac
+done
 pass=0; fail=0; skip=0
 count() { # $1 = output file, $2 = exit code, $3 = name
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)

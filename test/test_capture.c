@@ -91,7 +91,7 @@ static void run_model(cu_model m, const cu_input *ins, int n_in, int iters)
             o.knobs.fusion = fusion;
             gcr_ctx *ctx = NULL;
             if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
-                if (devs[d] == GCR_DEVICE_CUDA) h_skipped("no CUDA device");
+                if (devs[d] == GCR_DEVICE_CUDA) h_skip_gpu("no CUDA device");
                 continue;
             }
             for (int t = 0; t < 3; t++)

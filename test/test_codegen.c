@@ -159,7 +159,7 @@ int main(void)
 #ifdef GCR_HAVE_CUDA
     printf("%d kernels generated (%d own, %d hooked), %d NVRTC compiles\n", n_own + n_hooked, n_own, n_hooked, n_compiled);
 #else
-    h_skipped("NVRTC compiles: built without CUDA");
+    h_skip_gpu("NVRTC compiles: built without CUDA");
 #endif
     return h_finish();
 }

@@ -95,7 +95,7 @@ static void test_models(void)
     for (int graphs = 0; graphs < 2; graphs++) {
         gcr_ctx *gpu = gpu_ctx(graphs, 1);
         if (!gpu) {
-            h_skipped("no CUDA device");
+            h_skip_gpu("no CUDA device");
             break;
         }
         static const gcr_dtype dts[2] = {GCR_F32, GCR_F16};
@@ -137,7 +137,7 @@ static void test_rebind_and_shapes(void)
     for (int graphs = 0; graphs < 2; graphs++) {
         gcr_ctx *ctx = gpu_ctx(graphs, 1);
         if (!ctx) {
-            h_skipped("no CUDA device");
+            h_skip_gpu("no CUDA device");
             return;
         }
         int64_t sh[4] = {2, 3, 5, 7}, sh2[4] = {2, 3, 5, 9};
@@ -187,7 +187,7 @@ static void test_tf32_snapshot(void)
     for (int graphs = 0; graphs < 2; graphs++) {
         gcr_ctx *ctx = gpu_ctx(graphs, 1);
         if (!ctx) {
-            h_skipped("no CUDA device");
+            h_skip_gpu("no CUDA device");
             return;
         }
         gcr_knobs k = gcr_ctx_opts_default().knobs;
@@ -243,7 +243,7 @@ static void test_chain100(void)
     for (int fusion = 0; fusion < 2; fusion++) {
         gcr_ctx *ctx = gpu_ctx(1, fusion);
         if (!ctx) {
-            h_skipped("no CUDA device");
+            h_skip_gpu("no CUDA device");
             return;
         }
         int64_t sh[1] = {256};
@@ -295,7 +295,7 @@ static void test_profile_and_dump(void)
     o.knobs.dump_dir = dir;
     gcr_ctx *ctx = NULL;
     if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
-        h_skipped("no CUDA device");
+        h_skip_gpu("no CUDA device");
         return;
     }
     const fm_case *m = &fm_cases[0];

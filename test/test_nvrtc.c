@@ -161,7 +161,7 @@ int main(void)
 int main(void)
 {
     h_case = "nvrtc";
-    h_skipped("built without CUDA");
+    h_skip_gpu("built without CUDA");
     return h_finish();
 }
 #endif
