@@ -1,5 +1,6 @@
 # gcr — build, test, install. `make` builds the libraries and samples; `make test` builds and
-# runs the suite (SAN=1 under AddressSanitizer + UBSan); `make run` runs the MobileNet-v3 sample.
+# runs the suite (SAN=1 under AddressSanitizer + UBSan, TSAN=1 under ThreadSanitizer, each in its
+# own build directory); `make run` runs the MobileNet-v3 sample.
 # CUDA is auto-detected (CUDA=0 forces a CPU-only build); the library needs no nvcc: kernels are
 # compiled at run time by NVRTC.
 
@@ -8,6 +9,7 @@ BUILD    ?= build
 CC       ?= cc
 CUDA_HOME ?= /usr/local/cuda
 SAN      ?= 0
+TSAN     ?= 0
 
 ifeq ($(origin CUDA), undefined)
   CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime.h),1,0)
@@ -16,6 +18,10 @@ ifeq ($(SAN),1)
   # override: also when BUILD is given on the command line, so sanitized objects never mix in
   override BUILD := $(BUILD)-san
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+ifeq ($(TSAN),1)
+  override BUILD := $(BUILD)-tsan
+  SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 endif
 
 # .deps/ holds headers and libraries carried to machines that lack the Debian packages
@@ -114,7 +120,7 @@ run: $(BUILD)/bin/mobilenet_v3
 tests: $(TESTS)
 
 test: $(TESTS) $(SHARED) $(SAMPLES)
-	@JOBS=$(or $(JOBS),1) BUILD=$(BUILD) CUDA=$(CUDA) SAN=$(SAN) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
+	@JOBS=$(or $(JOBS),1) BUILD=$(BUILD) CUDA=$(CUDA) SAN=$(SAN) TSAN=$(TSAN) CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" CFLAGS="$(CFLAGS)" LINK="$(LINK_GCR)" sh test/run.sh $(TESTS)
 
 bench: $(BENCHES)
 
@@ -131,6 +137,6 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/gcr.h $(DESTDIR)$(PREFIX)/lib/libgcr.* $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 -include $(DEP) $(wildcard $(BUILD)/test/*.d $(BUILD)/bin/*.d $(BUILD)/bench/*.d)

@@ -55,9 +55,12 @@ static const char *ity(bool fits32) { return fits32 ? "int" : "long long"; }
 
 /* ---------------------------------------------------------------- expressions */
 
-/* How a group's loads read: the caller writes the text of load l (an f32 expression). */
+/* How a group's loads read: the caller writes the text of load l (an f32 expression). The state
+ * of the kernel being written travels here, not in globals, so that contexts on several threads
+ * can generate code at once. */
 typedef struct emit_ctx {
     void (*load)(sb *b, const struct emit_ctx *ec, int l);
+    const void *gen;       /* the load callback's generator: pw_gen, hook_gen or red_gen */
     const char *acc;       /* text of the anchor's result (E_ACC), already f32 */
     gcr_dtype acc_dtype;
     const gcr_ir *ir;
@@ -206,20 +209,20 @@ typedef struct pw_gen {
     bool fits32;
 } pw_gen;
 
-static const pw_gen *g_pw; /* the load callback's view of the kernel being written (single-threaded text) */
-
 static int64_t inner_st(const pw_gen *p, int k) { return p->nd ? p->st[k][p->nd - 1] : 0; }
 
 static void pw_load_scalar(sb *b, const emit_ctx *ec, int l)
 {
-    int k = g_pw->g->n_out + l;
-    put(b, "gcr_to_f32<%d>(in%d[o%d])", (int)g_pw->dt[k], l, k);
+    const pw_gen *p = ec->gen;
+    int k = p->g->n_out + l;
+    put(b, "gcr_to_f32<%d>(in%d[o%d])", (int)p->dt[k], l, k);
 }
 
 static void pw_load_vec(sb *b, const emit_ctx *ec, int l)
 {
-    int k = g_pw->g->n_out + l;
-    if (inner_st(g_pw, k) == 1) put(b, "gcr_to_f32<%d>(pk%d.v[j])", (int)g_pw->dt[k], l);
+    const pw_gen *p = ec->gen;
+    int k = p->g->n_out + l;
+    if (inner_st(p, k) == 1) put(b, "gcr_to_f32<%d>(pk%d.v[j])", (int)p->dt[k], l);
     else put(b, "s%d", l);
 }
 
@@ -337,7 +340,7 @@ static gcr_status gen_pointwise(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_ke
     emit_ctx ec = {0};
     ec.ir = ir;
     ec.g = g;
-    g_pw = &p;
+    ec.gen = &p;
     if (p.vec > 1) {
         int V = p.vec;
         put(&b, "    /* vector path when every moving operand is aligned to its %d-element access */\n", V);
@@ -379,7 +382,6 @@ static gcr_status gen_pointwise(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_ke
     put(&b, "    for (%s i = tid; i < (%s)%lld; i += nth) {\n", it, it, (long long)n);
     pw_scalar_body(&b, &p, &ec, "        ");
     put(&b, "    }\n}\n\n");
-    g_pw = NULL;
     return finish(&b, cg);
 }
 
@@ -394,8 +396,6 @@ typedef struct hook_gen {
     int main_load;         /* prologue: the load the anchor itself reads (v), -1 */
     int first_param;       /* param index of load 0 */
 } hook_gen;
-
-static const hook_gen *g_hk;
 
 static bool same_strides(const int64_t *a, const gcr_meta *m)
 {
@@ -426,8 +426,9 @@ static void epi_offset(sb *b, const hook_gen *h, const int64_t *st)
 
 static void epi_load(sb *b, const emit_ctx *ec, int l)
 {
-    put(b, "gcr_ld<%d>(g%d, ", (int)g_hk->ir->values[ec->g->in[l].value].m.dtype, g_hk->first_param + l);
-    epi_offset(b, g_hk, ec->g->in[l].strides);
+    const hook_gen *h = ec->gen;
+    put(b, "gcr_ld<%d>(g%d, ", (int)h->ir->values[ec->g->in[l].value].m.dtype, h->first_param + l);
+    epi_offset(b, h, ec->g->in[l].strides);
     put(b, ", 0.0f)");
 }
 
@@ -445,12 +446,13 @@ static void pro_offset(sb *b, const hook_gen *h, const int64_t *st, int nd)
 
 static void pro_load(sb *b, const emit_ctx *ec, int l)
 {
-    if (l == g_hk->main_load) {
+    const hook_gen *h = ec->gen;
+    if (l == h->main_load) {
         put(b, "v");
         return;
     }
-    put(b, "gcr_ld<%d>(g%d, ", (int)g_hk->ir->values[ec->g->in[l].value].m.dtype, g_hk->first_param + l);
-    pro_offset(b, g_hk, ec->g->in[l].strides, ec->g->space.ndim);
+    put(b, "gcr_ld<%d>(g%d, ", (int)h->ir->values[ec->g->in[l].value].m.dtype, h->first_param + l);
+    pro_offset(b, h, ec->g->in[l].strides, ec->g->space.ndim);
     put(b, ", 0.0f)");
 }
 
@@ -539,7 +541,7 @@ static gcr_status gen_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     put(&b, "\n");
     emit_ctx ec = {0};
     ec.ir = ir;
-    g_hk = &h;
+    ec.gen = &h;
     if (pg) {
         h.first_param = pro_first;
         put(&b, "__device__ __forceinline__ float %s_pro(float v, long long n, long long c", cg->fn);
@@ -578,7 +580,6 @@ static gcr_status gen_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
         put_extra_decl(&b, ir, cg, false);
         put(&b, ")\n");
     }
-    g_hk = NULL;
     return finish(&b, cg);
 }
 
@@ -590,14 +591,13 @@ typedef struct red_gen {
     const char *xname[GCR_MAX_DIMS]; /* coordinate text per space dim */
 } red_gen;
 
-static const red_gen *g_rd;
-
 static void red_load(sb *b, const emit_ctx *ec, int l)
 {
+    const red_gen *r = ec->gen;
     const int64_t *st = ec->g->in[l].strides;
-    put(b, "gcr_ld<%d>(g%d, (0", (int)g_rd->ir->values[ec->g->in[l].value].m.dtype, g_rd->first_param + l);
+    put(b, "gcr_ld<%d>(g%d, (0", (int)r->ir->values[ec->g->in[l].value].m.dtype, r->first_param + l);
     for (int d = 0; d < ec->g->space.ndim; d++)
-        if (st[d] && ec->g->space.shape[d] != 1) put(b, " + (long long)%s * %lldll", g_rd->xname[d], (long long)st[d]);
+        if (st[d] && ec->g->space.shape[d] != 1) put(b, " + (long long)%s * %lldll", r->xname[d], (long long)st[d]);
     put(b, "), 0.0f)");
 }
 
@@ -672,10 +672,9 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     put(&b, ")\n{\n");
     int OP = A->op == GCR_OP_MAX ? 1 : 0;
     /* coordinate names x<d> over the input's dims: kept ones from the row, reduced from r */
-    static const char *xn[GCR_MAX_DIMS] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"};
+    static const char *const xn[GCR_MAX_DIMS] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"};
     red_gen rg = {ir, 0, {0}};
     for (int d = 0; d < nd; d++) rg.xname[d] = xn[d];
-    g_rd = &rg;
     if (per_block) {
         put(&b, "    for (%s row = blockIdx.x; row < (%s)%lld; row += gridDim.x) {\n", it, it, (long long)M);
     } else {
@@ -701,6 +700,7 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     ec.ir = ir;
     if (pg) {
         rg.first_param = pro_first;
+        ec.gen = &rg;
         ec.g = pg;
         ec.load = red_load;
         ec.ind = "            ";
@@ -734,10 +734,10 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
         map[j++] = d;
     }
     red_gen eg_rg = {ir, 0, {0}};
-    static const char *zero = "0";
+    static const char *const zero = "0";
     for (int d = 0; d < om->ndim; d++) eg_rg.xname[d] = red[map[d]] ? zero : xn[map[d]];
     if (has_epi) {
-        g_rd = &eg_rg;
+        ec.gen = &eg_rg;
         eg_rg.first_param = epi_first;
         ec.g = eg;
         ec.load = red_load;
@@ -757,7 +757,6 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
         put(&b, "), e%d);\n", has_epi ? eg->out[o].expr : 0);
     }
     put(&b, "    }\n}\n\n");
-    g_rd = NULL;
     return finish(&b, cg);
 }
 

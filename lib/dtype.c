@@ -5,6 +5,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GCR_F16C_X86 1
 #include <immintrin.h>
+#include <stdatomic.h>
 #endif
 
 static const struct { const char *name; size_t size; } dtypes[GCR_DTYPE_COUNT] = {
@@ -103,11 +104,16 @@ __attribute__((target("avx,f16c"))) static int64_t f32_to_f16_f16c(uint16_t *dst
     return i;
 }
 
+/* checked on first use; an atomic, since contexts on several threads may ask at once */
 static bool has_f16c(void)
 {
-    static int v = -1; /* a benign race: every thread computes the same answer */
-    if (v < 0) v = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-    return v;
+    static atomic_int v = -1;
+    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x < 0) {
+        x = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        atomic_store_explicit(&v, x, memory_order_relaxed);
+    }
+    return x;
 }
 #endif
 

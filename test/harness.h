@@ -6,19 +6,21 @@
  * environment except the test runner's own (GCR_TEST_*, GCR_FUZZ_*) and the two that change only
  * where kernels are cached and how much is logged (GCR_CACHE_DIR, GCR_LOG), so `GCR_FUSION=0 make
  * test` runs the same checks as `make test`. A test that depends on a knob sets it (gcr_knobs, or
- * setenv). */
+ * setenv). Checks and counters may be used from several threads (test_threads); the random
+ * state is per thread. */
 #ifndef GCR_TEST_HARNESS_H
 #define GCR_TEST_HARNESS_H
 
 #include "gcr.h"
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int h_pass, h_fail, h_skip;
+static atomic_int h_pass, h_fail, h_skip;
 static const char *h_case = "";
 
 extern char **environ;
@@ -97,12 +99,12 @@ static __attribute__((unused)) void h_skip_gpu(const char *why)
 
 static __attribute__((unused)) int h_finish(void)
 {
-    printf("%d passed, %d failed, %d skipped\n", h_pass, h_fail, h_skip);
+    printf("%d passed, %d failed, %d skipped\n", (int)h_pass, (int)h_fail, (int)h_skip);
     return h_fail ? 1 : 0;
 }
 
-/* xorshift64*: reproducible across platforms */
-static uint64_t h_state = 0x9E3779B97F4A7C15ull;
+/* xorshift64*: reproducible across platforms; each thread has its own sequence */
+static _Thread_local uint64_t h_state = 0x9E3779B97F4A7C15ull;
 static __attribute__((unused)) void h_seed(uint64_t s) { h_state = s ? s : 1; }
 static __attribute__((unused)) uint64_t h_next(void)
 {

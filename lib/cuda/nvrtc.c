@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include "../hash.h"
 
 extern const struct gcr_embedded_src { const char *name; const char *text; } gcr_embedded_srcs[];
@@ -155,14 +156,16 @@ static uint64_t fnv1a(const char *p, size_t n)
 /* hash of every embedded kernel source, computed once (the sources are constants) */
 static uint64_t embedded_hash(void)
 {
-    static uint64_t h;
-    if (!h) {
+    static _Atomic uint64_t h; /* contexts on several threads may compute it at once: same value */
+    uint64_t x = atomic_load_explicit(&h, memory_order_relaxed);
+    if (!x) {
         uint64_t acc = 0;
         for (int i = 0; gcr_embedded_srcs[i].name; i++)
             acc = acc * 1099511628211ull ^ fnv1a(gcr_embedded_srcs[i].text, strlen(gcr_embedded_srcs[i].text));
-        h = acc | 1; /* never 0, so "computed" is distinguishable */
+        x = acc | 1; /* never 0, so "computed" is distinguishable */
+        atomic_store_explicit(&h, x, memory_order_relaxed);
     }
-    return h;
+    return x;
 }
 
 static void mkdirs(const char *dir)
@@ -219,8 +222,8 @@ static void disk_store(gcr_ctx *ctx, const prog_t *e, const void *img, size_t si
     mkdirs(ctx->knobs.cache_dir);
     char path[1100], tmp[1200];
     cache_path(ctx, e, path, sizeof path);
-    static unsigned seq;
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld.%u", path, (long)getpid(), seq++);
+    static atomic_uint seq; /* unique temporary names across the process's threads */
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1u));
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         gcr_info(ctx, "cannot write kernel cache %s: %s", tmp, strerror(errno));
