@@ -92,14 +92,14 @@ $(SHARED): $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libgcr.so.$(shell sed -n 's/^#define GCR_VERSION_MAJOR //p' include/gcr.h) -o $@ $^ $(LDFLAGS) $(LIBS)
 
+# programs record the headers they include (-MMD -MP: $@.d), so editing a test helper such as
+# test/capture_util.h rebuilds the tests that use it
 $(BUILD)/bin/%: samples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -MMD -MP -MF $@.d $< -o $@ $(LINK_GCR)
 
 $(BUILD)/test/%: test/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-# programs record the headers they include (-MMD -MP: $@.d), so editing a test helper such as
-# test/capture_util.h rebuilds the tests that use it
 	$(CC) $(CPPFLAGS) -Itest $(CFLAGS) -MMD -MP -MF $@.d $< -o $@ $(LINK_GCR)
 
 # test_oom fails each host allocation in turn: with --wrap the static library's own calls reach
