@@ -1,8 +1,9 @@
 /* test_fusion.c — the fusion passes, by kernel counts (gcr_graph_get_stats) and by values
  * (replay == eager with fresh data): hardswish is one kernel; conv + batch_norm + hardswish is
  * one kernel; an intermediate that is also an output gives one kernel with two outputs; the
- * squeeze-excite pattern; reductions, linear/matmul epilogues, horizontal fusion, cycles the
- * fuser must refuse, and the knobs (fusion, single_node, skip_fuse, horizontal). */
+ * squeeze-excite pattern; reductions, linear/matmul epilogues, horizontal fusion (hundreds of
+ * siblings too), cycles the fuser must refuse, and the knobs (fusion, single_node, skip_fuse,
+ * horizontal). */
 #include "capture_util.h"
 
 static gcr_ctx *ctx_knobs(int fusion, int single_node, int horizontal, const char *skip)
@@ -230,6 +231,44 @@ static void test_horizontal_single(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* 300 siblings reading one value over its shape and 40 over a broadcast shape: the horizontal pass
+ * merges each set into one kernel (one per shape, without trying every pair), and every output
+ * equals eager on fresh data */
+static void test_many_siblings(void)
+{
+    enum { NA = 300, NB = 40, N = NA + NB };
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    int64_t sx[2] = {3, 5}, sb[3] = {4, 3, 5};
+    gcr_tensor *x = gcr_tensor_keep(h_rand_tensor(ctx, GCR_F32, 2, sx, GCR_NCHW, -2, 2));
+    gcr_tensor *w[N], *y[N];
+    for (int i = 0; i < N; i++)
+        w[i] = gcr_tensor_set_const(gcr_tensor_keep(h_rand_tensor(ctx, GCR_F32, i < NA ? 2 : 3, i < NA ? sx : sb, GCR_NCHW, -2, 2)));
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    for (int i = 0; i < N; i++) y[i] = i % 2 ? gcr_add(ctx, x, w[i]) : gcr_mul(ctx, x, w[i]);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    CHECK(cu_kernels(g) == 2, "%d + %d siblings over two shapes: %d kernels, want 2", NA, NB, cu_kernels(g));
+    for (int it = 0; it < 2 && g; it++) {
+        if (it) {
+            cu_refill(x, 0);
+            OK(ctx, gcr_graph_replay(g));
+        }
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            uint64_t sc = gcr_scope_begin(ctx);
+            gcr_tensor *r = i % 2 ? gcr_add(ctx, x, w[i]) : gcr_mul(ctx, x, w[i]);
+            float *a = h_read(y[i]), *b = h_read(r);
+            for (int64_t e = 0; e < gcr_tensor_numel(r); e++) bad += !(fabsf(a[e] - b[e]) <= 1e-6f * (1 + fabsf(b[e])));
+            free(a);
+            free(b);
+            gcr_scope_end(ctx, sc);
+        }
+        CHECK(bad == 0, "iteration %d: %d elements of the %d outputs differ from eager", it, bad, N);
+    }
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
 /* the plan shares arena bytes between intermediates whose lifetimes do not overlap */
 static void test_plan(void)
 {
@@ -279,6 +318,7 @@ static void all(void)
     RUN(test_reduction);
     RUN(test_linear);
     RUN(test_horizontal_single);
+    RUN(test_many_siblings);
     RUN(test_plan);
     RUN(test_compile_fallback);
 }
