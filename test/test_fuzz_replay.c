@@ -4,18 +4,19 @@
  * conv2d, pools, batch norm, casts to f16/bf16) over inputs that may be views; each program runs
  * (a) as an explicit capture, replayed with fresh host data and re-bound (gcr_graph_bind_input)
  *     to inputs of the same signature, another shape, another rank (rank-polymorphic programs:
- *     axes written negative), another dtype, another layout (permuted, sliced, NHWC views), and
- *     to earlier bindings again;
+ *     axes written negative), another dtype, another layout (permuted, sliced, NHWC views), an
+ *     earlier binding again, and the capture's inputs;
  * (b) as a GCR_REGION body with graph_cache 1..3, more input signatures than the cache holds in
- *     random order, fresh host data written between passes, and (for programs with a state
- *     input) each pass's output fed back as the next pass's state.
+ *     random order, fresh host data written between passes (or at the body's start), signature
+ *     tensors freed and made anew, and (for programs with a state input) each pass's output fed
+ *     back as the next pass's state; the explicit graph replays between passes.
  * Eager is the oracle: every result is compared with an eager run of the same program on the same
  * data; where eager fails, the replay or pass must fail with the same status, and an explicit
- * graph's outputs must keep their last results. Region handles are checked against gcr.h's
- * contract: a cached variant returns its handles again, and a tensor that is not an output of
- * the pass that ran last fails to read with GCR_ERR_CAPTURE.
- * GCR_FUZZ_REPLAY_N (default 2000 programs on the CPU, 500 on CUDA) and
- * GCR_FUZZ_REPLAY_SEED choose the programs; a failure prints the seed, the knobs and the program. */
+ * graph's outputs must keep their last results. Region handles are checked against gcr.h: a
+ * cached variant returns its handles again, and a tensor that is not an output of the pass that
+ * ran last fails to read with GCR_ERR_CAPTURE.
+ * GCR_FUZZ_REPLAY_N (default 2000 programs on the CPU, 500 on CUDA) and GCR_FUZZ_REPLAY_SEED
+ * choose the programs; a failure prints the seed, the knobs, the program and the fused graph. */
 #include "capture_util.h"
 #include <stdbool.h>
 
@@ -418,6 +419,18 @@ static void gen_inputs(prog *P, gcr_dtype dt)
     }
 }
 
+/* a step of the given kind reading entry a, with no other operand yet */
+static step new_step(int kind, int a)
+{
+    step s;
+    memset(&s, 0, sizeof s);
+    s.kind = kind;
+    s.a = a;
+    s.b = -1;
+    s.w[0] = s.w[1] = s.w[2] = s.w[3] = -1;
+    return s;
+}
+
 static void gen(prog *P, uint64_t seed)
 {
     rs = seed * 2654435761u + 0x9E3779B97F4A7C15ull;
@@ -427,20 +440,12 @@ static void gen(prog *P, uint64_t seed)
     gen_inputs(P, dt);
     int steps = 3 + (int)rnd(9), last = 0;
     for (int t = 0; t < steps && P->n < MAXP - 8; t++) {
-        step s;
-        memset(&s, 0, sizeof s);
-        s.b = -1;
-        s.w[0] = s.w[1] = s.w[2] = s.w[3] = -1;
-        s.a = t == 0 ? 0 : pick(P, 0, GCR_MAX_DIMS, -1); /* the main input is always read */
+        int a = t == 0 ? 0 : pick(P, 0, GCR_MAX_DIMS, -1); /* the main input is always read */
+        step s = new_step(K_UNARY, a);
         int n0 = P->n;
-        bool ok = g_step(P, &s);
-        if (!ok) {
+        if (!g_step(P, &s)) {
             P->n = n0; /* drop weights added for a step that did not apply */
-            memset(&s, 0, sizeof s);
-            s.b = -1;
-            s.w[0] = s.w[1] = s.w[2] = s.w[3] = -1;
-            s.a = t == 0 ? 0 : pick(P, 0, GCR_MAX_DIMS, -1);
-            s.kind = K_UNARY;
+            s = new_step(K_UNARY, a);
             s.op = (int)rnd(9);
             s.out = P->p[s.a].out;
         }
@@ -450,12 +455,8 @@ static void gen(prog *P, uint64_t seed)
         P->p[P->n++] = s;
     }
     if (P->state >= 0) { /* state' = tanh(state / 2 + mean(last entry)): the state keeps its shape */
-        step s;
-        memset(&s, 0, sizeof s);
-        s.kind = K_FEEDBACK;
-        s.a = P->state;
+        step s = new_step(K_FEEDBACK, P->state);
         s.b = last;
-        s.w[0] = s.w[1] = s.w[2] = s.w[3] = -1;
         s.dt = P->p[P->state].dt;
         s.out = P->p[P->state].out;
         P->p[P->n++] = s;
@@ -634,44 +635,64 @@ static void report(fz *F, const char *part, gcr_graph *g)
     }
 }
 
-/* a new input tensor of shape s, dtype dt and the given layout holding fresh random values */
-static gcr_tensor *new_input(gcr_ctx *ctx, shp s, gcr_dtype dt, int layout, int positive, int weight)
+/* what an input tensor is made as */
+typedef struct spec {
+    shp s;
+    gcr_dtype dt;
+    int layout, positive, weight;
+} spec;
+
+static spec spec_of(const step *e)
 {
-    int64_t n = numel_of(s);
-    float *h = weight ? (positive ? h_randn(n, 0.5f, 1.5f) : h_randn(n, -0.5f, 0.5f)) : cu_rand(n, positive);
-    gcr_tensor *t = h_view_unchecked(ctx, dt, s.nd, s.s, layout, h);
+    spec sp = {e->out, e->dt, e->layout, e->positive, e->is_const};
+    return sp;
+}
+
+/* a new tensor as sp says, holding fresh random values (weights smaller, variances positive) */
+static gcr_tensor *make(gcr_ctx *ctx, spec sp)
+{
+    int64_t n = numel_of(sp.s);
+    float *h = sp.weight ? (sp.positive ? h_randn(n, 0.5f, 1.5f) : h_randn(n, -0.5f, 0.5f)) : cu_rand(n, sp.positive);
+    gcr_tensor *t = h_view_unchecked(ctx, sp.dt, sp.s.nd, sp.s.s, sp.layout, h);
     free(h);
-    CHECK(t != NULL, "making an input %s %s: %s", gcr_dtype_name(dt), h_layout_name(layout), gcr_ctx_error(ctx));
+    CHECK(t != NULL, "making an input %s %s: %s", gcr_dtype_name(sp.dt), h_layout_name(sp.layout), gcr_ctx_error(ctx));
     return t ? gcr_tensor_keep(t) : NULL;
 }
 
-
-/* a new tensor for input entry e, of variant kind v (another shape, rank, dtype or layout) */
-static gcr_tensor *variant(gcr_ctx *ctx, const step *e, int v)
+static int has_kind(const prog *P, int kind)
 {
-    shp s = e->out;
-    gcr_dtype dt = e->dt;
-    int layout = e->layout;
-    if (v == V_SHAPE && s.nd > 0) {
-        int d = rnd(3) ? 0 : (int)rnd((uint32_t)s.nd);
-        s.s[d] = s.s[d] > 1 && rnd(2) ? s.s[d] - 1 - rnd((uint32_t)s.s[d] - 1) : s.s[d] + 1 + rnd(2);
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].kind == kind) return 1;
+    return 0;
+}
+
+/* input entry e of P as variant kind v: another shape, rank, dtype or layout */
+static spec variant(const prog *P, const step *e, int v)
+{
+    spec sp = spec_of(e);
+    shp *s = &sp.s;
+    if (v == V_SHAPE && s->nd > 0) {
+        int d = rnd(3) ? 0 : (int)rnd((uint32_t)s->nd);
+        s->s[d] = s->s[d] > 1 && rnd(2) ? s->s[d] - 1 - rnd((uint32_t)s->s[d] - 1) : s->s[d] + 1 + rnd(2);
     } else if (v == V_RANK) {
-        if (s.nd >= 3 && rnd(4) == 0) { /* drop the leading dim (not to 1-d: matmul lifts 1-d operands at the call) */
-            for (int d = 0; d + 1 < s.nd; d++) s.s[d] = s.s[d + 1];
-            s.nd--;
-        } else if (s.nd < GCR_MAX_DIMS) {
-            for (int d = s.nd; d > 0; d--) s.s[d] = s.s[d - 1];
-            s.s[0] = 1 + rnd(3);
-            s.nd++;
+        /* drop the leading dim; not under a matmul, which lifts a 1-d operand at the call (gcr.h:
+         * that choice stays as captured) */
+        if (s->nd >= 2 && rnd(4) == 0 && !has_kind(P, K_MATMUL)) {
+            for (int d = 0; d + 1 < s->nd; d++) s->s[d] = s->s[d + 1];
+            s->nd--;
+        } else if (s->nd < GCR_MAX_DIMS) {
+            for (int d = s->nd; d > 0; d--) s->s[d] = s->s[d - 1];
+            s->s[0] = 1 + rnd(3);
+            s->nd++;
         }
     } else if (v == V_DTYPE) {
         static const gcr_dtype fl[3] = {GCR_F32, GCR_F16, GCR_BF16};
-        do { dt = fl[rnd(3)]; } while (dt == e->dt);
+        do { sp.dt = fl[rnd(3)]; } while (sp.dt == e->dt);
     } else if (v == V_VIEW) {
-        for (int t = 0; t < 8 && h_view_layout(s.nd, layout) == h_view_layout(s.nd, e->layout); t++)
-            layout = (int)rnd(H_LAYOUTS);
+        for (int t = 0; t < 8 && h_view_layout(s->nd, sp.layout) == h_view_layout(s->nd, e->layout); t++)
+            sp.layout = (int)rnd(H_LAYOUTS);
     }
-    return new_input(ctx, s, dt, layout, e->positive, 0);
+    return sp;
 }
 
 /* tolerance by the least precise dtype the eager run went through (values of one tensor can
@@ -739,11 +760,49 @@ static gcr_status eager(fz *F, gcr_tensor *const *in, gcr_tensor **ref)
     return s;
 }
 
-/* fresh data in every non-constant input of in (except skip) */
-static void refill(fz *F, gcr_tensor *const *in, int skip)
+/* fresh random values for t as host bytes of its dtype (made eagerly: a write inside a region
+ * body calls no op); the caller frees them */
+static void *fresh_bytes(gcr_tensor *t, int positive)
 {
-    for (int i = 0; i < F->P.n; i++)
-        if (F->P.p[i].kind == K_IN && !F->P.p[i].is_const && i != skip && in[i]) cu_refill(in[i], F->P.p[i].positive);
+    gcr_ctx *ctx = gcr_tensor_ctx(t);
+    int64_t sh[GCR_MAX_DIMS], n = gcr_tensor_numel(t);
+    for (int d = 0; d < gcr_tensor_ndim(t); d++) sh[d] = gcr_tensor_dim(t, d);
+    float *h = cu_rand(n, positive);
+    gcr_tensor *d = h_tensor(ctx, gcr_tensor_dtype(t), gcr_tensor_ndim(t), sh, GCR_NCHW, h);
+    size_t nb = gcr_tensor_nbytes(t);
+    void *b = calloc(nb ? nb : 1, 1);
+    if (d) OK(ctx, gcr_tensor_to_host(d, b, nb));
+    gcr_tensor_free(d);
+    free(h);
+    return b;
+}
+
+/* host bytes of fresh data for every non-constant input of in but skip (NULL elsewhere) */
+static void fresh_inputs(fz *F, gcr_tensor *const *in, int skip, void **bytes)
+{
+    for (int i = 0; i < F->P.n; i++) {
+        const step *e = &F->P.p[i];
+        bytes[i] = e->kind == K_IN && !e->is_const && i != skip && in[i] ? fresh_bytes(in[i], e->positive) : NULL;
+    }
+}
+
+/* writes (and frees) the bytes into the inputs */
+static void write_inputs(fz *F, gcr_tensor *const *in, void **bytes)
+{
+    for (int i = 0; i < F->P.n; i++) {
+        if (!bytes[i]) continue;
+        OK(F->ctx, gcr_tensor_from_host(in[i], bytes[i], gcr_tensor_nbytes(in[i])));
+        free(bytes[i]);
+        bytes[i] = NULL;
+    }
+}
+
+/* fresh data in every non-constant input of in (host writes between replays and passes) */
+static void refill(fz *F, gcr_tensor *const *in)
+{
+    void *bytes[MAXP];
+    fresh_inputs(F, in, -1, bytes);
+    write_inputs(F, in, bytes);
 }
 
 /* ---------------------------------------------------------------- (a) explicit capture */
@@ -836,7 +895,7 @@ static int rebind_case(fz *F, gcr_graph *g, const int *gi, gcr_tensor **bound, g
      * a failed replay the outputs must read as they were */
     gcr_status est = eager(F, cur, ref);
     if (est == GCR_OK) {
-        refill(F, cur, -1);
+        refill(F, cur);
         est = eager(F, cur, ref);
     }
     int ok = 1;
@@ -939,7 +998,7 @@ static void explicit_part(fz *F)
             /* another dtype: each other input too with chance 1/2 (a lone one mostly fails eagerly) */
             for (int i = 0; i < P->n; i++)
                 if (i == k || (kind == V_DTYPE && gi[i] >= 0 && !P->p[i].is_const && rnd(2)))
-                    cur[i] = variant(ctx, &P->p[i], kind);
+                    cur[i] = make(ctx, variant(P, &P->p[i], kind));
             snprintf(what, sizeof what, "explicit case %d: input entry %d bound to %s", c, k, case_name[kind]);
         } else if (!valid) {
             memcpy(cur, F->orig, sizeof cur);
@@ -959,7 +1018,7 @@ static void explicit_part(fz *F)
 static int graph_between_passes(fz *F, const char *what)
 {
     gcr_tensor *ref[MAXP];
-    refill(F, F->orig, -1);
+    refill(F, F->orig);
     gcr_status rst = gcr_graph_replay(F->g);
     char msg[256];
     snprintf(msg, sizeof msg, "%s", gcr_ctx_error(F->ctx));
@@ -1003,7 +1062,7 @@ static int lru_has(const lru *L, int id)
     return 0;
 }
 
-#define MAXV 64 /* variant ids a region case tracks */
+#define MAXV 64 /* variant ids a region case tracks: at most 5 signatures + 15 passes + 15 made anew */
 
 /* Every tensor of a cached (or just evicted) variant that is not an output of the pass that ran
  * last must fail to read with GCR_ERR_CAPTURE; after a failed pass, none reads (ran: NULL). */
@@ -1026,114 +1085,180 @@ static int stale_handles_fail(fz *F, gcr_tensor *(*vh)[MAXP], const lru *L, int 
             snprintf(msg, sizeof msg, "%s", gcr_ctx_error(F->ctx));
             gcr_ctx_clear_error(F->ctx);
             cnt.stale_reads++;
-            if (!CHECK(s == GCR_ERR_CAPTURE, "seed %llu %s: entry %d of variant %d is not an output of the pass that "
-                       "ran last, yet reading it gives %s (%s)", (unsigned long long)F->seed, what, i, id,
-                       gcr_status_name(s), msg))
-                return 0;
+            if (s != GCR_ERR_CAPTURE) /* one check per pass: a failure names the tensor */
+                return CHECK(0, "seed %llu %s: entry %d of variant %d is not an output of the pass that ran last, "
+                             "yet reading it gives %s (%s)", (unsigned long long)F->seed, what, i, id, gcr_status_name(s), msg);
         }
     }
+    return CHECK(1, "stale handles");
+}
+
+/* One region case: the input signatures it cycles (the capture's main input and variants of
+ * it), what its cache holds by the model, and the recurrent state. */
+typedef struct rcase {
+    fz *F;
+    int cap, K;
+    int recur;   /* the state input is the last pass's output */
+    int in_body; /* host writes inside the body, before any op reads (gcr.h allows it) */
+    int replace; /* signature tensors freed and made anew between passes: the region then matches
+                    by address, so the model of its cache is off and only values are checked */
+    spec sp[8];
+    gcr_tensor *sig[8];
+    int sig_id[8], next_id;
+    lru L;
+    gcr_tensor *vh[MAXV][MAXP]; /* handles each variant's last pass returned */
+    gcr_tensor *state;
+} rcase;
+
+static int region_signatures(rcase *R)
+{
+    const prog *P = &R->F->P;
+    R->sig[0] = R->F->orig[0];
+    R->sp[0] = spec_of(&P->p[0]);
+    for (int j = 0; j < R->K; j++) {
+        static const int kinds[] = {V_SAME, V_SHAPE, V_SHAPE, V_VIEW, V_DTYPE, V_RANK};
+        R->sig_id[j] = j;
+        if (j == 0) continue;
+        R->sp[j] = variant(P, &P->p[0], kinds[rnd(P->poly ? 6 : 5)]);
+        R->sig[j] = make(R->F->ctx, R->sp[j]);
+        if (!R->sig[j]) return 0;
+    }
+    R->next_id = R->K;
     return 1;
 }
 
-/* the input signatures a region case cycles: the capture's main input and variants of it */
-static int region_signatures(fz *F, gcr_tensor **sig, int K)
+/* a signature other than the capture's own freed and made anew: a new variant */
+static void replace_signature(rcase *R)
 {
-    sig[0] = F->orig[0];
-    for (int j = 1; j < K; j++) {
-        static const int kinds[] = {V_SAME, V_SHAPE, V_SHAPE, V_VIEW, V_DTYPE, V_RANK};
-        int v = kinds[rnd(F->P.poly ? 6 : 5)];
-        sig[j] = variant(F->ctx, &F->P.p[0], v);
-        if (!sig[j]) return 0;
+    int j = 1 + (int)rnd((uint32_t)R->K - 1);
+    gcr_tensor_free(R->sig[j]);
+    R->sig[j] = make(R->F->ctx, R->sp[j]);
+    R->sig_id[j] = R->next_id++;
+}
+
+/* the state the pass reads, copied to host (NULL after a failed check) */
+static float *read_state(rcase *R, const char *what)
+{
+    gcr_ctx *ctx = R->F->ctx;
+    int64_t n = gcr_tensor_numel(R->state);
+    float *hs = malloc((size_t)(n > 0 ? n : 1) * sizeof *hs);
+    gcr_tensor *f = gcr_tensor_dtype(R->state) == GCR_F32 ? R->state : gcr_cast(ctx, R->state, GCR_F32);
+    gcr_status s = f ? gcr_tensor_to_host(f, hs, (size_t)n * 4) : gcr_ctx_status(ctx);
+    if (f != R->state) gcr_tensor_free(f);
+    if (CHECK(s == GCR_OK, "seed %llu %s: the last pass's output (the state) does not read: %s: %s",
+              (unsigned long long)R->F->seed, what, gcr_status_name(s), gcr_ctx_error(ctx)))
+        return hs;
+    free(hs);
+    return NULL;
+}
+
+/* the pass's results against eager (on the same inputs, the state from host), and the region's
+ * handles against the model of its cache */
+static int judge_pass(rcase *R, int id, gcr_status st, const char *msg, gcr_tensor **in, const float *hs,
+                      gcr_tensor **rv, const char *what)
+{
+    fz *F = R->F;
+    const prog *P = &F->P;
+    gcr_tensor *ein[MAXP], *ref[MAXP];
+    memcpy(ein, in, sizeof ein);
+    if (R->recur) {
+        const step *e = &P->p[P->state];
+        ein[P->state] = h_tensor(F->ctx, e->dt, e->out.nd, e->out.s, GCR_NCHW, hs);
     }
-    return 1;
+    gcr_status est = eager(F, ein, ref);
+    int model = !R->replace;
+    if (est != GCR_OK) {
+        cnt.passes_failed++;
+        if (R->recur) R->state = make(F->ctx, spec_of(&P->p[P->state])); /* no region tensor holds data now */
+        return CHECK(st == est, "seed %llu %s: the pass gave %s where eager fails with %s (%s)",
+                     (unsigned long long)F->seed, what, gcr_status_name(st), gcr_status_name(est), msg) &&
+               (!model || stale_handles_fail(F, R->vh, &R->L, -1, NULL, what));
+    }
+    cnt.passes_ok++;
+    int ok = CHECK(st == GCR_OK, "seed %llu %s: the pass failed where eager succeeds: %s: %s",
+                   (unsigned long long)F->seed, what, gcr_status_name(st), msg) &&
+             outputs_match(F, rv, ref, what);
+    if (R->recur) R->state = rv[P->n - 1];
+    if (!ok || !model) return ok;
+    int hit = 0, ev = lru_use(&R->L, id, &hit);
+    cnt.hits += hit;
+    cnt.evictions += ev >= 0;
+    for (int i = 0; ok && hit && i < P->n; i++)
+        if (P->p[i].kind != K_IN)
+            ok = CHECK(rv[i] == R->vh[id][i], "seed %llu %s: a cached variant returned a new handle for entry %d",
+                       (unsigned long long)F->seed, what, i);
+    memcpy(R->vh[id], rv, sizeof R->vh[id]);
+    ok = ok && stale_handles_fail(F, R->vh, &R->L, ev, rv, what);
+    if (ev >= 0) memset(R->vh[ev], 0, sizeof R->vh[ev]); /* it may be freed after cap more evictions */
+    return ok;
+}
+
+/* one pass on signature s: host writes (before the body or at its start), the body, the checks */
+static int region_pass(rcase *R, int pass, int s)
+{
+    fz *F = R->F;
+    gcr_ctx *ctx = F->ctx;
+    const prog *P = &F->P;
+    int id = R->recur ? R->next_id++ : R->sig_id[s];
+    char what[160];
+    snprintf(what, sizeof what, "region pass %d (signature %d of %d, cache %d%s%s%s)", pass, s, R->K, R->cap,
+             R->recur ? ", state fed back" : "", R->in_body ? ", writes in the body" : "",
+             R->replace ? ", signatures made anew" : "");
+    gcr_tensor *in[MAXP], *rv[MAXP];
+    memcpy(in, F->orig, sizeof in);
+    in[0] = R->sig[s];
+    float *hs = NULL;
+    if (R->recur) {
+        in[P->state] = R->state;
+        if (!(hs = read_state(R, what))) {
+            report(F, what, NULL);
+            return 0;
+        }
+    }
+    void *bytes[MAXP];
+    fresh_inputs(F, in, R->recur ? P->state : -1, bytes);
+    if (!R->in_body) write_inputs(F, in, bytes);
+    gcr_ctx_clear_error(ctx);
+    GCR_REGION(ctx, "fuzz")
+    {
+        write_inputs(F, in, bytes);
+        run(ctx, P, in, rv);
+    }
+    gcr_status st = gcr_ctx_status(ctx);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    uint64_t sc = gcr_scope_begin(ctx);
+    int ok = judge_pass(R, id, st, msg, in, hs, rv, what);
+    gcr_scope_end(ctx, sc);
+    free(hs);
+    if (ok && F->g && rnd(4) == 0) {
+        snprintf(what, sizeof what, "explicit graph replayed after region pass %d", pass);
+        ok = graph_between_passes(F, what);
+    }
+    if (!ok) report(F, what, NULL);
+    return ok;
 }
 
 static void region_part(fz *F)
 {
-    gcr_ctx *ctx = F->ctx;
-    const prog *P = &F->P;
-    int cap = F->k.graph_cache, K = cap + 1 + (int)rnd(2);
-    int recur = P->state >= 0 && rnd(2);
-    gcr_tensor *sig[8];
-    if (!region_signatures(F, sig, K)) return;
-    static gcr_tensor *vh[MAXV][MAXP]; /* handles each variant's last pass returned */
-    memset(vh, 0, sizeof vh);
-    lru L = {0, cap, {0}};
-    gcr_tensor *in[MAXP], *rv[MAXP], *ref[MAXP];
-    memcpy(in, F->orig, sizeof in);
-    gcr_tensor *state = F->orig[P->state >= 0 ? P->state : 0];
-    int passes = 2 * K + 2 + (int)rnd(4);
-    for (int pass = 0; pass < passes && !F->failed; pass++) {
-        int s = pass < K ? (pass + 1) % K : (int)rnd((uint32_t)K); /* every signature once, then at random */
-        int id = recur ? K + pass : s;
-        if (id >= MAXV) break;
-        char what[160];
-        snprintf(what, sizeof what, "region pass %d (signature %d of %d, cache %d%s)", pass, s, K, cap,
-                 recur ? ", state fed back" : "");
-        in[0] = sig[s];
-        refill(F, in, recur ? P->state : -1); /* host writes between passes */
-        float *hs = NULL;
-        if (recur) {
-            in[P->state] = state;
-            hs = malloc((size_t)gcr_tensor_numel(state) * sizeof *hs);
-            gcr_tensor *f = gcr_tensor_dtype(state) == GCR_F32 ? state : gcr_cast(ctx, state, GCR_F32);
-            gcr_status rs_ = f ? gcr_tensor_to_host(f, hs, (size_t)gcr_tensor_numel(state) * 4) : gcr_ctx_status(ctx);
-            if (f != state) gcr_tensor_free(f);
-            if (!CHECK(rs_ == GCR_OK, "seed %llu %s: the last pass's output (the state) does not read: %s: %s",
-                       (unsigned long long)F->seed, what, gcr_status_name(rs_), gcr_ctx_error(ctx))) {
-                free(hs);
-                report(F, what, NULL);
-                break;
-            }
+    rcase *R = calloc(1, sizeof *R);
+    R->F = F;
+    R->cap = F->k.graph_cache;
+    R->K = R->cap + 1 + (int)rnd(2);
+    R->recur = F->P.state >= 0 && rnd(2);
+    R->in_body = rnd(4) == 0;
+    R->replace = rnd(5) == 0;
+    R->L.cap = R->cap;
+    R->state = F->orig[F->P.state >= 0 ? F->P.state : 0];
+    int passes = 2 * R->K + 2 + (int)rnd(4);
+    if (region_signatures(R))
+        for (int pass = 0; pass < passes; pass++) {
+            if (R->replace && pass > 0 && rnd(3) == 0) replace_signature(R);
+            /* every signature once, then at random */
+            if (!region_pass(R, pass, pass < R->K ? (pass + 1) % R->K : (int)rnd((uint32_t)R->K))) break;
         }
-        gcr_ctx_clear_error(ctx);
-        GCR_REGION(ctx, "fuzz") { run(ctx, P, in, rv); }
-        gcr_status st = gcr_ctx_status(ctx);
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", gcr_ctx_error(ctx));
-        gcr_ctx_clear_error(ctx);
-        uint64_t sc = gcr_scope_begin(ctx);
-        gcr_tensor *ein[MAXP];
-        memcpy(ein, in, sizeof ein);
-        if (recur) {
-            const step *e = &P->p[P->state];
-            ein[P->state] = h_tensor(ctx, e->dt, e->out.nd, e->out.s, GCR_NCHW, hs);
-        }
-        free(hs);
-        gcr_status est = eager(F, ein, ref);
-        int ok = 1;
-        if (est != GCR_OK) {
-            cnt.passes_failed++;
-            ok = CHECK(st == est, "seed %llu %s: the pass gave %s where eager fails with %s (%s)",
-                       (unsigned long long)F->seed, what, gcr_status_name(st), gcr_status_name(est), msg) &&
-                 stale_handles_fail(F, vh, &L, -1, NULL, what);
-            if (recur) state = new_input(ctx, P->p[P->state].out, P->p[P->state].dt, H_DENSE, 0, 0);
-        } else {
-            cnt.passes_ok++;
-            ok = CHECK(st == GCR_OK, "seed %llu %s: the pass failed where eager succeeds: %s: %s",
-                       (unsigned long long)F->seed, what, gcr_status_name(st), msg) &&
-                 outputs_match(F, rv, ref, what);
-            int hit = 0, ev = ok ? lru_use(&L, id, &hit) : -1;
-            cnt.hits += hit;
-            cnt.evictions += ev >= 0;
-            for (int i = 0; ok && hit && i < P->n; i++)
-                if (P->p[i].kind != K_IN)
-                    ok = CHECK(rv[i] == vh[id][i], "seed %llu %s: a cached variant returned a new handle for entry %d",
-                               (unsigned long long)F->seed, what, i);
-            if (ok) {
-                memcpy(vh[id], rv, sizeof rv);
-                ok = stale_handles_fail(F, vh, &L, ev, rv, what);
-            }
-            if (ev >= 0) memset(vh[ev], 0, sizeof vh[ev]); /* it may be freed after cap more evictions */
-            if (recur) state = rv[P->n - 1];
-        }
-        gcr_scope_end(ctx, sc);
-        if (ok && F->g && rnd(4) == 0) {
-            snprintf(what, sizeof what, "explicit graph replayed after region pass %d", pass);
-            ok = graph_between_passes(F, what);
-        }
-        if (!ok) report(F, what, NULL);
-    }
+    free(R);
 }
 
 static void one_case(uint64_t seed)
@@ -1164,7 +1289,7 @@ static void one_case(uint64_t seed)
     for (int i = 0; i < F->P.n; i++) {
         const step *e = &F->P.p[i];
         if (e->kind != K_IN) continue;
-        F->orig[i] = new_input(F->ctx, e->out, e->dt, e->layout, e->positive, e->is_const);
+        F->orig[i] = make(F->ctx, spec_of(e));
         if (!F->orig[i]) made = 0;
         else if (e->is_const) gcr_tensor_set_const(F->orig[i]);
     }
