@@ -14,7 +14,8 @@
 # GCR_TF32=1, f16, batches 1 8 32 128) · torch (PyTorch only: NCHW
 # as in shared/bench/BASELINES.md, eager / eager + CUDA Graph / torch.compile reduce-overhead, f32 with
 # PyTorch's default TF32 convs and strict FP32, f16) · micro (launch, fusion_bench) · test (every test
-# binary, 16 at a time, each result line printed as it finishes). Each stage is time-boxed so results
+# binary, 16 at a time, each result line printed as it finishes, GCR_TEST_REQUIRE_CUDA=1 so a GPU test
+# that skips fails). Each stage is time-boxed so results
 # always come back; tables, JSON lines and logs land in $OUT (or bench/results/gpu-<stamp>/), at most
 # 8 files (the device tool's limit).
 set -uo pipefail
@@ -70,7 +71,7 @@ if has micro; then
 fi
 if has test; then
   t "make test"
-  JOBS=16 timeout "${TEST_S:-240}" make BUILD=build test > "$R/test.log" 2>&1
+  GCR_TEST_REQUIRE_CUDA=1 JOBS=16 timeout "${TEST_S:-240}" make BUILD=build test > "$R/test.log" 2>&1
   echo "make test exit $?" | tee -a "$LOG"
   grep -E "^done|passed, .* failed|^FAIL" "$R/test.log" | tee -a "$LOG" | grep -vE "^done" | tail -30
 fi
