@@ -1100,6 +1100,8 @@ typedef struct rcase {
     int cap, K;
     int recur;   /* the state input is the last pass's output */
     int in_body; /* host writes inside the body, before any op reads (gcr.h allows it) */
+    int late;    /* a write into the main input after the body read it: refused with
+                    GCR_ERR_CAPTURE, the body clears the error, the pass runs on the data before */
     int replace; /* signature tensors freed and made anew between passes: the region then matches
                     by address, so the model of its cache is off and only values are checked */
     spec sp[8];
@@ -1201,9 +1203,9 @@ static int region_pass(rcase *R, int pass, int s)
     const prog *P = &F->P;
     int id = R->recur ? R->next_id++ : R->sig_id[s];
     char what[160];
-    snprintf(what, sizeof what, "region pass %d (signature %d of %d, cache %d%s%s%s)", pass, s, R->K, R->cap,
+    snprintf(what, sizeof what, "region pass %d (signature %d of %d, cache %d%s%s%s%s)", pass, s, R->K, R->cap,
              R->recur ? ", state fed back" : "", R->in_body ? ", writes in the body" : "",
-             R->replace ? ", signatures made anew" : "");
+             R->replace ? ", signatures made anew" : "", R->late ? ", a late write refused" : "");
     gcr_tensor *in[MAXP], *rv[MAXP];
     memcpy(in, F->orig, sizeof in);
     in[0] = R->sig[s];
@@ -1219,11 +1221,21 @@ static int region_pass(rcase *R, int pass, int s)
     fresh_inputs(F, in, R->recur ? P->state : -1, bytes);
     if (!R->in_body) write_inputs(F, in, bytes);
     gcr_ctx_clear_error(ctx);
+    void *late = R->late ? fresh_bytes(in[0], P->p[0].positive) : NULL;
+    gcr_status before = GCR_OK, late_st = GCR_ERR_CAPTURE;
     GCR_REGION(ctx, "fuzz")
     {
         write_inputs(F, in, bytes);
         run(ctx, P, in, rv);
+        if (late && (before = gcr_ctx_status(ctx)) == GCR_OK) {
+            late_st = gcr_tensor_from_host(in[0], late, gcr_tensor_nbytes(in[0]));
+            gcr_ctx_clear_error(ctx);
+        }
     }
+    free(late);
+    if (R->late && before == GCR_OK)
+        CHECK(late_st == GCR_ERR_CAPTURE, "seed %llu %s: a write into an input the body has read gave %s",
+              (unsigned long long)F->seed, what, gcr_status_name(late_st));
     gcr_status st = gcr_ctx_status(ctx);
     char msg[256];
     snprintf(msg, sizeof msg, "%s", gcr_ctx_error(ctx));
@@ -1249,6 +1261,7 @@ static void region_part(fz *F)
     R->recur = F->P.state >= 0 && rnd(2);
     R->in_body = rnd(4) == 0;
     R->replace = rnd(5) == 0;
+    R->late = rnd(4) == 0;
     R->L.cap = R->cap;
     R->state = F->orig[F->P.state >= 0 ? F->P.state : 0];
     int passes = 2 * R->K + 2 + (int)rnd(4);
