@@ -230,7 +230,7 @@ gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs)
         for (int k = 0; k < n->n_in; k++) c.in[k] = n->in[k] >= 0 ? &tmp[n->in[k]] : NULL;
         gcr_meta m;
         char err[512];
-        s = gcr_infer(&c, &m, err, sizeof err);
+        s = gcr_validate(ir->ctx, &c, &m, err, sizeof err); /* the backend's limits too, as at the call */
         if (s != GCR_OK) {
             gcr_set_error(ir->ctx, s, "re-specialising the graph for new input shapes: %s", err);
             break;

@@ -172,7 +172,13 @@ GCR_API char *gcr_tensor_describe(const gcr_tensor *t, char *buf, size_t n);
 /* Window parameters: stride and dilation in 1..2^20, padding in 0..2^20 (and for pools at most
  * half the kernel), pool kernels and adaptive output sizes in 1..2^20; anything else is
  * GCR_ERR_PARAM naming the op and the values. A result of more than 1 PiB (of any op, or a
- * gcr_tensor_new) is GCR_ERR_OOM, refused before any size computation could wrap. */
+ * gcr_tensor_new) is GCR_ERR_OOM, refused before any size computation could wrap.
+ * The CUDA backend's conv2d, matmul, linear and pool kernels also have index limits: dims and
+ * GEMM sides of at most 2^31 - 2^22; at most 65535 batch items (matmul batches, conv groups),
+ * pooled images, and tiles of 64 GEMM columns (a GEMV of at most 8 rows excepted); at most 4
+ * matmul batch dims that do not merge. A call past one is GCR_ERR_UNSUPPORTED naming the op, the
+ * shapes and the limit: at the call, eagerly and while capturing alike, and at the replay of a
+ * graph bound to such inputs. */
 typedef struct gcr_conv2d_params {
     int stride[2], padding[2], dilation[2]; /* (h, w) */
     int groups;                             /* 1 dense; in_channels for depthwise */

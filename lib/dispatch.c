@@ -1,5 +1,5 @@
-/* dispatch.c — the single path every op call takes: validate and infer, then run eagerly on the
- * context's backend or record in the current trace. */
+/* dispatch.c — the single path every op call takes: infer and validate (gcr_infer, then the
+ * backend's own limits), then run eagerly on the context's backend or record in the current trace. */
 #include "internal.h"
 #include <stdio.h>
 
@@ -9,6 +9,12 @@ int64_t gcr_view_offset(const gcr_call *c)
     char err[8];
     if (c->op != GCR_OP_SLICE || gcr_resolve(c->op, &c->p, &c->in[0]->m, &r, err, sizeof err) != GCR_OK) return 0;
     return r.len ? r.start * c->in[0]->m.strides[r.axis] : 0;
+}
+
+gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+{
+    GCR_TRY(gcr_infer(c, out, err, errn));
+    return ctx->be->check ? ctx->be->check(c, out, err, errn) : GCR_OK;
 }
 
 gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
@@ -25,7 +31,7 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
     }
     gcr_meta out;
     char err[512];
-    gcr_status s = gcr_infer(c, &out, err, sizeof err);
+    gcr_status s = gcr_validate(ctx, c, &out, err, sizeof err);
     if (s != GCR_OK) {
         gcr_set_error(ctx, s, "%s", err);
         return NULL;

@@ -193,6 +193,12 @@ typedef struct gcr_backend {
      * dense (row-major or NHWC); inputs may have any strides. */
     gcr_status (*run)(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);
     gcr_status (*sync)(gcr_ctx *ctx);
+    /* Refuses a call that gcr_infer accepted (result meta out) but this backend's kernels cannot
+     * serve (index ranges, grid sizes), filling err with the op, the shapes and the limit. Needs
+     * no device: gcr_validate runs it in every mode, so a captured call fails at the call exactly
+     * as its eager twin, and a graph re-specialised for new input metas fails at the bind. NULL:
+     * the backend runs every call gcr_infer accepts. */
+    gcr_status (*check)(const gcr_call *c, const gcr_meta *out, char *err, size_t errn);
 } gcr_backend;
 
 extern const gcr_backend gcr_cpu_backend;
@@ -264,6 +270,9 @@ void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((forma
 /* Runs a validated call: eager through the backend, or recorded while capturing/checking.
  * Returns the result or NULL with the error set. */
 gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c);
+/* gcr_infer, then ctx's backend's check: what every call must pass before it runs or is recorded,
+ * and every node of a graph re-specialised for new input metas (gcr_ir_reinfer). */
+gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, char *err, size_t errn);
 /* Element offset a view call adds to its source (SLICE start * stride; 0 otherwise). */
 int64_t gcr_view_offset(const gcr_call *c);
 

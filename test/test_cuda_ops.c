@@ -2,7 +2,9 @@
  * (two contexts fed the same fresh random data): each float dtype, odd sizes, broadcasting,
  * permuted and sliced (misaligned) inputs, NHWC, the vectorised path at sizes on and off the vector
  * width; casts between all dtypes; plus the backend's error paths (OOM, compile failure), the module
- * cache (memory hit, disk file, corrupt file) and allocator reuse. Skips without a GPU. */
+ * cache (memory hit, disk file, corrupt file), allocator reuse, and the kernels' limits (each side
+ * of each one, checked on the host; on the GPU, refused at the call eagerly, under capture and at a
+ * bind alike). Skips the GPU parts without a GPU. */
 #include "harness.h"
 #include "cuda/cuda_ops.h"
 #include <dirent.h>
@@ -517,10 +519,292 @@ static void test_pw_key(void)
     free(keys);
 }
 
+/* ---------------------------------------------------------------- the kernels' limits */
+
+/* A conv2d (groups, padding), matmul, linear (no bias) or max_pool2d (1x1 windows) call on inputs
+ * of these shapes. */
+typedef struct lim_call {
+    gcr_op op;
+    int groups, pad;
+    int nd[2];
+    int64_t shape[2][GCR_MAX_DIMS];
+} lim_call;
+
+#define LIM_X GCR_CUDA_IDX_MAX /* the largest index the kernels take in ints */
+/* Calls on each side of every limit of gcr_cuda_check: want NULL for a call the CUDA backend takes,
+ * else a part of its refusal. f16 keeps every shape within 1 PiB. */
+static const struct {
+    const char *name;
+    lim_call k;
+    const char *want;
+} LIM[] = {
+    {"matmul, 4 batch dims that do not collapse", {GCR_OP_MATMUL, 0, 0, {6, 6}, {{2, 2, 2, 2, 3, 4}, {2, 1, 2, 1, 4, 5}}}, NULL},
+    {"matmul, 5 batch dims that do not collapse", {GCR_OP_MATMUL, 0, 0, {7, 7}, {{2, 2, 2, 2, 2, 3, 4}, {2, 1, 2, 1, 2, 4, 5}}},
+     "batch dims that do not collapse (grid z) is 5, beyond the CUDA kernels' limit of 4"},
+    {"matmul, 6 batch dims that collapse", {GCR_OP_MATMUL, 0, 0, {8, 8}, {{2, 2, 2, 2, 2, 2, 3, 4}, {2, 2, 2, 2, 2, 2, 4, 5}}}, NULL},
+    {"matmul, 65535 batches", {GCR_OP_MATMUL, 0, 0, {3, 3}, {{65535, 2, 3}, {65535, 3, 4}}}, NULL},
+    {"matmul, 65536 batches", {GCR_OP_MATMUL, 0, 0, {3, 3}, {{65536, 2, 3}, {65536, 3, 4}}},
+     "batch items (grid z) is 65536, beyond the CUDA kernels' limit of 65535"},
+    {"matmul, 65536 batches of a shared weight (rows)", {GCR_OP_MATMUL, 0, 0, {3, 2}, {{65536, 2, 3}, {3, 4}}}, NULL},
+    {"matmul, rows at the limit", {GCR_OP_MATMUL, 0, 0, {2, 2}, {{LIM_X, 1}, {1, 1}}}, NULL},
+    {"matmul, rows", {GCR_OP_MATMUL, 0, 0, {2, 2}, {{LIM_X + 1, 1}, {1, 1}}}, "GEMM rows is 2143289345, beyond"},
+    {"matmul, reduction", {GCR_OP_MATMUL, 0, 0, {2, 2}, {{1, LIM_X + 1}, {LIM_X + 1, 1}}}, "GEMM reduction length is 2143289345"},
+    {"matmul, columns", {GCR_OP_MATMUL, 0, 0, {2, 2}, {{1, 1}, {1, LIM_X + 1}}}, "GEMM columns is 2143289345"},
+    {"matmul, 65535 column tiles", {GCR_OP_MATMUL, 0, 0, {2, 2}, {{9, 1}, {1, 65535 * 64}}}, NULL},
+    {"matmul, 65536 column tiles", {GCR_OP_MATMUL, 0, 0, {2, 2}, {{9, 1}, {1, 65535 * 64 + 1}}},
+     "GEMM column tiles of 64 (grid y) is 65536, beyond the CUDA kernels' limit of 65535"},
+    {"matmul, 1 row, 65536 column tiles (weight not k-contiguous: no GEMV)",
+     {GCR_OP_MATMUL, 0, 0, {2, 2}, {{1, 1}, {1, 65535 * 64 + 1}}}, "GEMM column tiles of 64 (grid y) is 65536"},
+    {"linear, 1 row, 65536 column tiles (GEMV)", {GCR_OP_LINEAR, 0, 0, {2, 2}, {{1, 1}, {65535 * 64 + 1, 1}}}, NULL},
+    {"linear, 9 rows, 65536 column tiles", {GCR_OP_LINEAR, 0, 0, {2, 2}, {{9, 1}, {65535 * 64 + 1, 1}}},
+     "GEMM column tiles of 64 (grid y) is 65536"},
+    {"conv2d, 65535 groups", {GCR_OP_CONV2D, 65535, 0, {4, 4}, {{1, 65535, 1, 1}, {131070, 1, 1, 1}}}, NULL},
+    {"conv2d, 65536 groups", {GCR_OP_CONV2D, 65536, 0, {4, 4}, {{1, 65536, 1, 1}, {131072, 1, 1, 1}}},
+     "batch items (grid z) is 65536, beyond the CUDA kernels' limit of 65535"},
+    {"conv2d, 9 pixels, 65536 column tiles", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 1, 3, 3}, {65535 * 64 + 1, 1, 1, 1}}},
+     "GEMM column tiles of 64 (grid y) is 65536"},
+    {"conv2d, 1 pixel, 65536 column tiles (GEMV)", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 1, 1, 1}, {65535 * 64 + 1, 1, 1, 1}}}, NULL},
+    {"conv2d, 2^31 rows", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 1, 65536, 32768}, {2, 1, 1, 1}}}, "GEMM rows is 2147483648"},
+    {"depthwise conv2d, 2^31 outputs", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 1, 65536, 32768}, {1, 1, 1, 1}}}, NULL},
+    {"conv2d, reduction", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 65536, 256, 256}, {1, 65536, 256, 256}}},
+     "GEMM reduction length is 4294967296"},
+    {"conv2d, height at the limit", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 1, LIM_X, 1}, {1, 1, 1, 1}}}, NULL},
+    {"conv2d, padded height", {GCR_OP_CONV2D, 1, 1, {4, 4}, {{1, 1, LIM_X - 1, 1}, {1, 1, 1, 1}}},
+     "padded input height is 2143289345, beyond the CUDA kernels' limit of 2143289344"},
+    {"conv2d, images", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{LIM_X + 1, 1, 1, 1}, {1, 1, 1, 1}}}, "images is 2143289345"},
+    {"conv2d, input channels", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, LIM_X + 1, 1, 1}, {1, LIM_X + 1, 1, 1}}},
+     "input channels is 2143289345"},
+    {"conv2d, output channels", {GCR_OP_CONV2D, 1, 0, {4, 4}, {{1, 1, 1, 1}, {LIM_X + 1, 1, 1, 1}}}, "output channels is 2143289345"},
+    {"max_pool2d, 65535 images", {GCR_OP_MAX_POOL2D, 0, 0, {4, 0}, {{65535, 1, 1, 1}}}, NULL},
+    {"max_pool2d, 65536 images", {GCR_OP_MAX_POOL2D, 0, 0, {4, 0}, {{65536, 1, 1, 1}}},
+     "images is 65536, beyond the CUDA kernels' limit of 65535"},
+    {"max_pool2d, channels", {GCR_OP_MAX_POOL2D, 0, 0, {4, 0}, {{1, LIM_X + 1, 1, 1}}}, "channels is 2143289345"},
+    {"max_pool2d, pixels", {GCR_OP_MAX_POOL2D, 0, 0, {4, 0}, {{1, 1, 65536, 32768}}}, "input pixels (height x width) is 2147483648"},
+    {"max_pool2d, 2^40 - 2^24 outputs", {GCR_OP_MAX_POOL2D, 0, 0, {4, 0}, {{65535, 4096, 4096, 1}}}, NULL},
+    {"max_pool2d, 2^41 - 2^25 outputs", {GCR_OP_MAX_POOL2D, 0, 0, {4, 0}, {{65535, 8192, 4096, 1}}},
+     "outputs is 2198989701120, beyond the CUDA kernels' limit of 1099511627775"},
+};
+
+/* the call k through the public API on tensors in */
+static gcr_tensor *lim_run(gcr_ctx *ctx, const lim_call *k, gcr_tensor **in)
+{
+    gcr_conv2d_params cp = gcr_conv2d_default();
+    cp.groups = k->groups;
+    cp.padding[0] = cp.padding[1] = k->pad;
+    gcr_pool2d_params pp = gcr_pool2d_default(1);
+    switch (k->op) {
+    case GCR_OP_MATMUL: return gcr_matmul(ctx, in[0], in[1]);
+    case GCR_OP_LINEAR: return gcr_linear(ctx, in[0], in[1], NULL);
+    case GCR_OP_CONV2D: return gcr_conv2d(ctx, in[0], in[1], NULL, &cp);
+    default: return gcr_max_pool2d(ctx, in[0], &pp);
+    }
+}
+
+/* Host side, no device: k on stand-in tensors of dtype dt (metas only) through what dispatch runs
+ * at every call, gcr_infer and then the CUDA backend's check; the message lands in err. */
+static gcr_status lim_check(const lim_call *k, gcr_dtype dt, char *err, size_t errn)
+{
+    gcr_tensor t[2];
+    gcr_call c;
+    memset(t, 0, sizeof t);
+    memset(&c, 0, sizeof c);
+    c.op = k->op;
+    c.n_in = k->op == GCR_OP_MAX_POOL2D ? 1 : k->op == GCR_OP_MATMUL ? 2 : 3;
+    for (int i = 0; i < 2 && k->nd[i]; i++) {
+        t[i].m.dtype = dt;
+        t[i].m.ndim = k->nd[i];
+        memcpy(t[i].m.shape, k->shape[i], sizeof k->shape[i]);
+        gcr_meta_set_contiguous(&t[i].m);
+        c.in[i] = &t[i];
+    }
+    if (k->op == GCR_OP_CONV2D) {
+        c.p.conv = gcr_conv2d_default();
+        c.p.conv.groups = k->groups;
+        c.p.conv.padding[0] = c.p.conv.padding[1] = k->pad;
+    }
+    if (k->op == GCR_OP_MAX_POOL2D) c.p.pool = gcr_pool2d_default(1);
+    gcr_meta out;
+    gcr_status s = gcr_infer(&c, &out, err, errn);
+    if (s == GCR_OK) s = gcr_cuda_backend_get()->check(&c, &out, err, errn);
+    return s;
+}
+
+static void test_limits_host(void)
+{
+    char err[512];
+    for (size_t i = 0; i < sizeof LIM / sizeof *LIM; i++) {
+        gcr_status s = lim_check(&LIM[i].k, GCR_F16, err, sizeof err);
+        if (!LIM[i].want) {
+            CHECK(s == GCR_OK, "%s: refused (%s: %s)", LIM[i].name, gcr_status_name(s), err);
+            continue;
+        }
+        CHECK(s == GCR_ERR_UNSUPPORTED && strstr(err, LIM[i].want), "%s: %s \"%s\", want GCR_ERR_UNSUPPORTED \"%s\"",
+              LIM[i].name, gcr_status_name(s), s ? err : "", LIM[i].want);
+        CHECK(strncmp(err, gcr_op_table[LIM[i].k.op].name, strlen(gcr_op_table[LIM[i].k.op].name)) == 0,
+              "%s: the message names the op first: %s", LIM[i].name, err);
+    }
+    /* the whole message: op, input shapes, result shape, the quantity, its value and the limit */
+    lim_check(&LIM[1].k, GCR_F32, err, sizeof err);
+    CHECK(!strcmp(err, "matmul: f32[2,2,2,2,2,3,4], f32[2,1,2,1,2,4,5] -> f32[2,2,2,2,2,3,5]: batch dims that do not "
+                       "collapse (grid z) is 5, beyond the CUDA kernels' limit of 4"), "message: %s", err);
+    /* ops of other kinds have no limits of their own */
+    gcr_tensor x;
+    memset(&x, 0, sizeof x);
+    x.m.dtype = GCR_F16;
+    x.m.ndim = 1;
+    x.m.shape[0] = (int64_t)1 << 40;
+    gcr_meta_set_contiguous(&x.m);
+    gcr_call c = {.op = GCR_OP_RELU, .n_in = 1, .in = {&x}};
+    CHECK(gcr_cuda_backend_get()->check(&c, &x.m, err, sizeof err) == GCR_OK, "relu of 2^40 elements: %s", err);
+}
+
+/* inputs of k on the GPU and the CPU holding the same random values; false when they are large
+ * (the host test above covers those calls) */
+static bool lim_inputs(const lim_call *k, gcr_tensor **g, gcr_tensor **c)
+{
+    int64_t total = 0, n[2] = {0, 0};
+    for (int i = 0; i < 2 && k->nd[i]; i++) {
+        n[i] = 1;
+        for (int d = 0; d < k->nd[i]; d++) n[i] *= k->shape[i][d];
+        total += n[i];
+    }
+    if (total > ((int64_t)1 << 23)) return false;
+    for (int i = 0; i < 2; i++) {
+        g[i] = c[i] = NULL;
+        if (!k->nd[i]) continue;
+        float *h = h_randn(n[i], -1, 1);
+        g[i] = h_tensor(G, GCR_F32, k->nd[i], k->shape[i], GCR_NCHW, h);
+        c[i] = h_tensor(C, GCR_F32, k->nd[i], k->shape[i], GCR_NCHW, h);
+        free(h);
+    }
+    return true;
+}
+
+/* On the GPU, each call of LIM with small inputs: one the backend takes runs and equals the CPU; one
+ * it refuses returns NULL at the call with GCR_ERR_UNSUPPORTED, eagerly and under capture alike,
+ * with one message (before the check, the captured call was recorded and failed only at
+ * gcr_capture_end, or at replay) and fails gcr_capture_end; the CPU runs it (the limits are CUDA's). */
+static void test_limits_at_call(void)
+{
+    for (size_t i = 0; i < sizeof LIM / sizeof *LIM; i++) {
+        const lim_call *k = &LIM[i].k;
+        gcr_tensor *g[2], *c[2];
+        if (!lim_inputs(k, g, c)) continue;
+        if (!CHECK(g[0] && c[0] && (!k->nd[1] || (g[1] && c[1])), "%s: inputs: %s", LIM[i].name, gcr_ctx_error(G))) break;
+        if (!LIM[i].want) {
+            same(lim_run(G, k, g), lim_run(C, k, c), GCR_F32, LIM[i].name);
+        } else {
+            gcr_tensor *r = lim_run(G, k, g);
+            gcr_status st = gcr_ctx_status(G);
+            char msg[2048];
+            snprintf(msg, sizeof msg, "%s", gcr_ctx_error(G));
+            gcr_ctx_clear_error(G);
+            CHECK(r == NULL && st == GCR_ERR_UNSUPPORTED && strstr(msg, LIM[i].want), "%s: eager: %s \"%s\"", LIM[i].name,
+                  gcr_status_name(st), msg);
+            if (CHECK_OK(G, gcr_capture_begin(G))) {
+                gcr_tensor *rc = lim_run(G, k, g);
+                CHECK(rc == NULL && gcr_ctx_status(G) == st, "%s: captured call: %s, eager %s (%s)", LIM[i].name,
+                      gcr_status_name(gcr_ctx_status(G)), gcr_status_name(st), gcr_ctx_error(G));
+                CHECK(!strcmp(msg, gcr_ctx_error(G)), "%s: messages differ: eager \"%s\", captured \"%s\"", LIM[i].name, msg,
+                      gcr_ctx_error(G));
+                gcr_graph *gr = NULL;
+                CHECK(gcr_capture_end(G, &gr) == st && gr == NULL, "%s: capture_end after the refusal", LIM[i].name);
+                gcr_graph_destroy(gr);
+                gcr_ctx_clear_error(G);
+            }
+            gcr_tensor *rcpu = lim_run(C, k, c);
+            CHECK(rcpu != NULL, "%s: the CPU runs it: %s", LIM[i].name, gcr_ctx_error(C));
+            gcr_tensor_free(rcpu);
+        }
+        for (int j = 0; j < 2; j++) {
+            gcr_tensor_free(g[j]);
+            gcr_tensor_free(c[j]);
+        }
+    }
+}
+
+/* A graph re-specialised for an input the kernels cannot serve (gcr_ir_reinfer runs the same check)
+ * fails at the replay with the eager call's message, and runs nothing; bound back, it replays. */
+static void test_limits_bind(void)
+{
+    const int64_t small[4] = {8, 2, 4, 4}, big[4] = {65536, 2, 4, 4};
+    float *h = h_randn(8 * 2 * 4 * 4, -1, 1);
+    gcr_tensor *x = h_tensor(G, GCR_F32, 4, small, GCR_NCHW, h), *xc = h_tensor(C, GCR_F32, 4, small, GCR_NCHW, h);
+    gcr_tensor *xb = h_rand_tensor(G, GCR_F32, 4, big, GCR_NCHW, -1, 1);
+    free(h);
+    gcr_pool2d_params p = gcr_pool2d_default(2);
+    gcr_graph *g = NULL;
+    if (!CHECK_OK(G, gcr_capture_begin(G))) return;
+    gcr_tensor *y = gcr_max_pool2d(G, x, &p);
+    CHECK(y != NULL, "captured pool: %s", gcr_ctx_error(G));
+    if (!CHECK_OK(G, gcr_capture_end(G, &g))) return;
+    CHECK(gcr_max_pool2d(G, xb, &p) == NULL && gcr_ctx_status(G) == GCR_ERR_UNSUPPORTED, "eager pool of 65536 images: %s",
+          gcr_ctx_error(G));
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", gcr_ctx_error(G));
+    gcr_ctx_clear_error(G);
+    CHECK_OK(G, gcr_graph_bind_input(g, 0, xb));
+    gcr_status s = gcr_graph_replay(g);
+    CHECK(s == GCR_ERR_UNSUPPORTED && strstr(gcr_ctx_error(G), msg), "replay bound to 65536 images: %s \"%s\", eager \"%s\"",
+          gcr_status_name(s), gcr_ctx_error(G), msg);
+    gcr_ctx_clear_error(G);
+    CHECK_OK(G, gcr_graph_bind_input(g, 0, x));
+    CHECK_OK(G, gcr_graph_replay(g));
+    gcr_tensor *out = gcr_graph_get_output(g, 0), *ref = gcr_max_pool2d(C, xc, &p);
+    if (CHECK(out && ref && gcr_tensor_numel(out) == gcr_tensor_numel(ref), "outputs after binding back")) {
+        float *a = h_read(out), *b = h_read(ref);
+        CHECK_CLOSE(a, b, gcr_tensor_numel(ref), 0, 0, "pool replayed after the failed bind");
+        free(a);
+        free(b);
+    }
+    gcr_tensor_free(ref);
+    gcr_graph_destroy(g);
+    gcr_tensor_free(x);
+    gcr_tensor_free(xc);
+    gcr_tensor_free(xb);
+}
+
+/* A fused kernel can see a layout no call had: a matmul prologue hands the kernel its source, of
+ * A's shape but with the source's strides. relu(p) of a permuted p is dense, so matmul(relu(p), b)
+ * collapses its 5 batch dims into 1 at the call; p's strides merge none, more than the kernels
+ * take, so that fused kernel cannot be built and the graph runs relu and matmul unfused: the
+ * capture succeeds and equals the CPU (it failed at gcr_capture_end before). */
+static void test_limits_prologue(void)
+{
+    const int64_t base[7] = {4, 3, 2, 2, 2, 2, 2}, bs[7] = {2, 2, 2, 2, 2, 4, 5};
+    const int perm[7] = {6, 5, 4, 3, 2, 1, 0};
+    float *hp = h_randn(4 * 3 * 32, -1, 1), *hb = h_randn(32 * 20, -1, 1);
+    gcr_tensor *pg = h_tensor(G, GCR_F32, 7, base, GCR_NCHW, hp), *pc = h_tensor(C, GCR_F32, 7, base, GCR_NCHW, hp);
+    gcr_tensor *bg = h_tensor(G, GCR_F32, 7, bs, GCR_NCHW, hb), *bc = h_tensor(C, GCR_F32, 7, bs, GCR_NCHW, hb);
+    free(hp);
+    free(hb);
+    gcr_graph *g = NULL;
+    if (!CHECK_OK(G, gcr_capture_begin(G))) return;
+    gcr_tensor *y = gcr_matmul(G, gcr_relu(G, gcr_permute(G, pg, perm)), bg);
+    CHECK(y != NULL, "captured matmul of relu(permute): %s", gcr_ctx_error(G));
+    if (CHECK_OK(G, gcr_capture_end(G, &g))) {
+        gcr_tensor *ref = gcr_matmul(C, gcr_relu(C, gcr_permute(C, pc, perm)), bc);
+        gcr_tensor *out = gcr_graph_get_output(g, 0);
+        if (CHECK(out && ref && gcr_tensor_numel(out) == gcr_tensor_numel(ref), "output of the graph")) {
+            float *a = h_read(out), *b = h_read(ref);
+            CHECK_CLOSE(a, b, gcr_tensor_numel(ref), 1e-5f, 1e-5f, "matmul(relu(permuted), b) replayed");
+            free(a);
+            free(b);
+        }
+    }
+    gcr_ctx_clear_error(G);
+    gcr_graph_destroy(g);
+    gcr_tensor_free(pg);
+    gcr_tensor_free(pc);
+    gcr_tensor_free(bg);
+    gcr_tensor_free(bc);
+}
+
 int main(void)
 {
     h_seed(20261122);
     RUN(test_pw_key);
+    RUN(test_limits_host);
     h_case = "cuda";
     G = h_ctx(GCR_DEVICE_CUDA);
     if (!G) return h_finish();
@@ -537,6 +821,9 @@ int main(void)
     RUN(test_compile_error);
     RUN(test_cache);
     RUN(test_allocator);
+    RUN(test_limits_at_call);
+    RUN(test_limits_bind);
+    RUN(test_limits_prologue);
     CHECK_OK(G, gcr_ctx_sync(G));
     gcr_ctx_destroy(G);
     gcr_ctx_destroy(C);

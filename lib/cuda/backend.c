@@ -1,6 +1,6 @@
 /* backend.c — the CUDA backend: device and stream per context (chosen once at init, so the hot
  * path never calls cudaGetDevice/cudaSetDevice), memory through the caching allocator, copies on
- * the ctx stream, and the per-kind kernel table. */
+ * the ctx stream, the per-kind kernel table and the check of calls against the kernels' limits. */
 #include "cuda_ops.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +79,41 @@ static gcr_status cuda_run(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     }
 }
 
+const gcr_cuda_limit *gcr_cuda_limit_broken(const gcr_cuda_limit *l, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i].value > l[i].max) return &l[i];
+    return NULL;
+}
+
+char *gcr_cuda_limit_str(const gcr_cuda_limit *l, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s is %lld, beyond the CUDA kernels' limit of %lld", l->what, (long long)l->value, (long long)l->max);
+    return buf;
+}
+
+/* The one place a call meets the kernels' limits (each family lists its own, next to its launcher):
+ * every mode, before anything runs or is recorded. Pointwise, reduction and movement kernels index
+ * in 64 bits where 32 would not do, so they take every call gcr_infer accepts. */
+static gcr_status cuda_check(const gcr_call *c, const gcr_meta *out, char *err, size_t errn)
+{
+    gcr_cuda_limit l[GCR_CUDA_MAX_LIMITS];
+    int n;
+    switch (gcr_op_table[c->op].kind) {
+    case GCR_KIND_CONV: n = gcr_cuda_conv2d_limits(c, out, l); break;
+    case GCR_KIND_MATMUL: n = gcr_cuda_matmul_limits(c, out, l); break;
+    case GCR_KIND_POOL: n = gcr_cuda_pool_limits(c, out, l); break;
+    default: return GCR_OK;
+    }
+    const gcr_cuda_limit *bad = gcr_cuda_limit_broken(l, n);
+    if (!bad) return GCR_OK;
+    char b0[96], b1[96], bo[96], lim[160];
+    snprintf(err, errn, "%s: %s%s%s -> %s: %s", gcr_op_table[c->op].name, gcr_meta_str(&c->in[0]->m, b0, sizeof b0),
+             c->n_in > 1 && c->in[1] ? ", " : "", c->n_in > 1 && c->in[1] ? gcr_meta_str(&c->in[1]->m, b1, sizeof b1) : "",
+             gcr_meta_str(out, bo, sizeof bo), gcr_cuda_limit_str(bad, lim, sizeof lim));
+    return GCR_ERR_UNSUPPORTED;
+}
+
 static gcr_status cuda_sync(gcr_ctx *ctx)
 {
     return gcr_cuda_error(ctx, cudaStreamSynchronize(gcr_cuda_st(ctx)->stream), "cuda sync");
@@ -87,6 +122,7 @@ static gcr_status cuda_sync(gcr_ctx *ctx)
 static const gcr_backend cuda_backend = {
     .name = "cuda", .device = GCR_DEVICE_CUDA, .init = cuda_init, .fini = cuda_fini,
     .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
+    .check = cuda_check,
 };
 
 const gcr_backend *gcr_cuda_backend_get(void) { return &cuda_backend; }

@@ -99,8 +99,7 @@ static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const
          "#define GCR_TF32 1\n#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n"},
         {"#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n", "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
          "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n", NULL}};
-    GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype %s not supported", name,
-              gcr_dtype_name(dt));
+    GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
     int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx);
     *k = NULL;
     const char *text = eager[pool][tf32 ? 3 : dt];
@@ -142,14 +141,48 @@ static gcr_status launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy,
     return gcr_cuda_launch(ctx, k, gx, gy, gz, threads, 1, 1, 0, args);
 }
 
+/* batch-1 classifier / squeeze-excite: a warp per output column streams the weights (kernels/gemm.cuh
+ * gcr_gemv_*), for at most 8 rows of 1x1 taps without padding and weights contiguous along k */
+static bool gemv_fits(const gcr_cuda_dense_args *a)
+{
+    return a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast;
+}
+
+/* Past 65535 x 32 columns the engine's tiles are at least 64 columns wide (a 32-wide tile is picked
+ * only when the 64-wide ones would not give every SM a block), and grid y holds at most 65535 of
+ * them; the GEMV kernel puts its columns along grid x instead. */
+#define DENSE_COL_TILE 64
+
+int gcr_cuda_dense_limits(const gcr_cuda_dense_args *a, gcr_cuda_limit *l)
+{
+    int n = 0;
+    l[n++] = (gcr_cuda_limit){"batch dims that do not collapse (grid z)", a->nz, 4};
+    if (a->nz > 4) return n; /* zshape holds 4 */
+    int64_t z = 1;
+    for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
+    l[n++] = (gcr_cuda_limit){"batch items (grid z)", z, 65535};
+    l[n++] = (gcr_cuda_limit){"GEMM rows", a->M, GCR_CUDA_IDX_MAX};
+    l[n++] = (gcr_cuda_limit){"GEMM columns", a->N, GCR_CUDA_IDX_MAX};
+    if (!gemv_fits(a))
+        l[n++] = (gcr_cuda_limit){"GEMM column tiles of 64 (grid y)", (a->N + DENSE_COL_TILE - 1) / DENSE_COL_TILE, 65535};
+    l[n++] = (gcr_cuda_limit){"GEMM reduction length", a->K, GCR_CUDA_IDX_MAX};
+    return n;
+}
+
 gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_args *a, const void *x, const void *w,
                               void *out, const void *bias, const gcr_cuda_hooks *h)
 {
+    /* dispatch refused calls past these (gcr_cuda_check), and gcr_cuda_matmul_hooked a fused
+     * prologue whose source lays the operand out otherwise: only a caller that skipped both gets here */
+    gcr_cuda_limit lim[GCR_CUDA_MAX_LIMITS];
+    const gcr_cuda_limit *bad = gcr_cuda_limit_broken(lim, gcr_cuda_dense_limits(a, lim));
+    if (bad) {
+        char b[160];
+        return gcr_set_error(ctx, GCR_ERR_INTERNAL, "cuda dense: an unchecked problem: %s",
+                             gcr_cuda_limit_str(bad, b, sizeof b));
+    }
     int64_t z = 1;
     for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
-    GCR_CHECK(ctx, a->M < (1LL << 31) && a->N < (1LL << 31) && a->K < (1LL << 31) && z <= 65535 && a->nz <= 4,
-              GCR_ERR_UNSUPPORTED, "cuda dense: problem %lldx%lldx%lld with %lld batches exceeds the kernel's index range",
-              (long long)a->M, (long long)a->N, (long long)a->K, (long long)z);
     int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80, tf32 = dt == GCR_F32 && gcr_cuda_tf32(ctx);
     int64_t sms = gcr_cuda_sm_count(ctx);
     /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
@@ -202,8 +235,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
         gx = (unsigned)trows;
         gy = (unsigned)((a->N + tbn - 1) / tbn);
         threads = 256;
-    } else if (a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast) {
-        /* batch-1 classifier / squeeze-excite: a warp per output column streams the weights */
+    } else if (gemv_fits(a)) {
         snprintf(name, sizeof name, "gcr_gemv_%s", dt_suffix(dt));
         if (!VEC_UNVERIFIED) v.vec_a = v.vec_b = 0;
         gx = (unsigned)((a->N + 7) / 8);
@@ -246,12 +278,13 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     void *yp = gcr_tensor_data(out);
     /* the kernel's 4-outputs-per-thread paths (conv.cuh gcr_dw_tile, gcr_dw_vec) need a quarter
      * of the threads; the channels-last one also 16 bytes of channels per thread, every offset of
-     * them a multiple of 16 bytes */
+     * them a multiple of 16 bytes, and at most 65535 blocks of 32 channel groups (grid y) */
     int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
     int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
-    if (GCR_DW_VEC && tile && a.c_fast && a.xs[1] == 1 && a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 &&
-        a.xs[3] % vc == 0 && a.ys[0] % vc == 0 && a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 &&
-        (uintptr_t)yp % 16 == 0 && a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)gcr_cuda_sm_count(ctx) * 512)
+    if (GCR_DW_VEC && tile && a.c_fast && a.xs[1] == 1 && a.C % vc == 0 && a.C / vc <= 65535LL * 32 && a.xs[0] % vc == 0 &&
+        a.xs[2] % vc == 0 && a.xs[3] % vc == 0 && a.ys[0] % vc == 0 && a.ys[2] % vc == 0 && a.ys[3] % vc == 0 &&
+        (uintptr_t)xp % 16 == 0 && (uintptr_t)yp % 16 == 0 &&
+        a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)gcr_cuda_sm_count(ctx) * 512)
         a.c_fast = 2; /* ... and enough threads: at batch 1 the one-channel tiles fill the device better */
     gcr_cuda_fn *k;
     char name[32];
@@ -270,13 +303,19 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     return launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, std, 5, h);
 }
 
-gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+static bool is_depthwise(const gcr_call *c)
 {
-    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m, *y = &out->m;
-    const gcr_conv2d_params *p = &c->p.conv;
-    int64_t C = x->shape[1], O = w->shape[0], G = p->groups, Cg = w->shape[1], Og = O / G;
-    if (G == C && O == C && Cg == 1) return depthwise(ctx, c, out, h);
+    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m;
+    int64_t C = x->shape[1], O = w->shape[0], G = c->p.conv.groups;
+    return G == C && O == C && w->shape[1] == 1;
+}
 
+/* the dense engine's problem for a (non-depthwise) conv with result meta y */
+static gcr_cuda_dense_args conv_dense_args(const gcr_call *c, const gcr_meta *y)
+{
+    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m;
+    const gcr_conv2d_params *p = &c->p.conv;
+    int64_t O = w->shape[0], G = p->groups, Cg = w->shape[1], Og = O / G;
     gcr_cuda_dense_args a = {.M = x->shape[0] * y->shape[2] * y->shape[3], .N = Og, .K = Cg * w->shape[2] * w->shape[3],
                              .OH = y->shape[2], .OW = y->shape[3], .H = x->shape[2], .W = x->shape[3],
                              .KH = w->shape[2], .KW = w->shape[3], .sh = p->stride[0], .sw = p->stride[1],
@@ -298,7 +337,29 @@ gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *o
     /* coalesced load order: NHWC inputs run along channels (k), NCHW along output pixels (rows) */
     a.a_kfast = a.xs[1] == 1;
     a.b_kfast = (a.KH * a.KW == 1 ? a.ws[1] : a.ws[3]) == 1;
-    return gcr_cuda_dense_run(ctx, x->dtype, &a, gcr_tensor_data(c->in[0]), gcr_tensor_data(c->in[1]),
+    return a;
+}
+
+int gcr_cuda_conv2d_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l)
+{
+    const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m;
+    const gcr_conv2d_params *p = &c->p.conv;
+    int n = 0;
+    l[n++] = (gcr_cuda_limit){"images", x->shape[0], GCR_CUDA_IDX_MAX};
+    l[n++] = (gcr_cuda_limit){"input channels", x->shape[1], GCR_CUDA_IDX_MAX};
+    l[n++] = (gcr_cuda_limit){"output channels", w->shape[0], GCR_CUDA_IDX_MAX};
+    l[n++] = (gcr_cuda_limit){"padded input height", x->shape[2] + 2 * (int64_t)p->padding[0], GCR_CUDA_IDX_MAX};
+    l[n++] = (gcr_cuda_limit){"padded input width", x->shape[3] + 2 * (int64_t)p->padding[1], GCR_CUDA_IDX_MAX};
+    if (is_depthwise(c)) return n; /* it indexes outputs in 64 bits past 2^31 */
+    gcr_cuda_dense_args a = conv_dense_args(c, out);
+    return n + gcr_cuda_dense_limits(&a, l + n);
+}
+
+gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+{
+    if (is_depthwise(c)) return depthwise(ctx, c, out, h);
+    gcr_cuda_dense_args a = conv_dense_args(c, &out->m);
+    return gcr_cuda_dense_run(ctx, c->in[0]->m.dtype, &a, gcr_tensor_data(c->in[0]), gcr_tensor_data(c->in[1]),
                               gcr_tensor_data(out), c->in[2] ? gcr_tensor_data(c->in[2]) : NULL, h);
 }
 

@@ -13,6 +13,27 @@ gcr_status gcr_cuda_conv2d(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);   
 gcr_status gcr_cuda_matmul(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);    /* matmul, linear (cuda2) */
 gcr_status gcr_cuda_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);      /* cuda2 */
 
+/* Limits of the kernels, checked for every call before it runs or is recorded (the backend's check,
+ * backend.c), so a captured call fails at the call as its eager twin would. A limit is a quantity
+ * of the call and the most the kernels take; the family functions below fill an array of at most
+ * GCR_CUDA_MAX_LIMITS from the call's metas (no data, no device) and return how many they wrote. */
+typedef struct gcr_cuda_limit {
+    const char *what;
+    int64_t value, max;
+} gcr_cuda_limit;
+#define GCR_CUDA_MAX_LIMITS 16
+/* The largest row, column, channel, pixel or padded coordinate the conv, matmul and pool kernels
+ * index in 32-bit ints: 2^31 less 2^22 of headroom, so that a tile (at most 128), a loop step or a
+ * window's reach (padding and windows are at most 2^20) past an index in range still fits. */
+#define GCR_CUDA_IDX_MAX (((int64_t)1 << 31) - ((int64_t)1 << 22))
+int gcr_cuda_conv2d_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l);
+int gcr_cuda_matmul_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l); /* matmul, linear */
+int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l);
+/* The first of l[0..n) whose value passes its max, or NULL. */
+const gcr_cuda_limit *gcr_cuda_limit_broken(const gcr_cuda_limit *l, int n);
+/* "<what> is <value>, beyond the CUDA kernels' limit of <max>" into buf; returns buf. */
+char *gcr_cuda_limit_str(const gcr_cuda_limit *l, char *buf, size_t n);
+
 /* A strided copy of every element of src (meta sm, data at sp) into dst (meta dm, any strides,
  * same shape and dtype) on the ctx stream; used by contiguous, concat and host staging. */
 gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, const gcr_meta *sm, const void *sp);

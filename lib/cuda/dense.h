@@ -41,6 +41,10 @@ gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *o
 gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
 gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
 
+/* The limits of the dense engine's kernels on problem a (gcr_cuda_limit, cuda_ops.h): grid z
+ * dims and batch items, rows, columns and their tiles (grid y), reduction length. */
+int gcr_cuda_dense_limits(const gcr_cuda_dense_args *a, gcr_cuda_limit *l);
+
 /* Runs the dense engine on a filled args block: x, w, out, bias (may be NULL) of dtype dt. */
 gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_args *a, const void *x, const void *w,
                               void *out, const void *bias, const gcr_cuda_hooks *h);

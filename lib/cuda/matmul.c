@@ -36,9 +36,12 @@ static void collapse(batch *b)
     *b = o;
 }
 
-gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+/* The engine's problem for a matmul or linear call on operands A, B with result Y: a GEMM in its
+ * conv terms (1x1 taps, OH = rows per batch item, OW = 1, no bounds). Batch dims fold into the
+ * rows when they collapse to one and B is shared, else become grid z; nz counts them even past
+ * the 4 that zshape holds (then the rest of z is left unset: gcr_cuda_dense_limits refuses it). */
+static gcr_cuda_dense_args gemm_args(const gcr_call *c, const gcr_meta *A, const gcr_meta *B, const gcr_meta *Y)
 {
-    const gcr_meta *A = &c->in[0]->m, *B = &c->in[1]->m, *Y = &out->m;
     int nd = Y->ndim;
     int64_t M, N, K, sam, sak, sbk, sbn;
     batch b = {0};
@@ -78,7 +81,6 @@ gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *o
     int shared_b = 1;
     for (int d = 0; d < b.n; d++) shared_b &= b.sb[d] == 0;
 
-    /* a GEMM in the engine's conv terms: 1x1 taps, OH = rows per batch item, OW = 1, no bounds */
     gcr_cuda_dense_args a = {.N = N, .K = K, .OH = M, .OW = 1, .H = 1LL << 30, .W = 1LL << 30, .KH = 1, .KW = 1,
                              .sh = 1, .sw = 1, .dh = 1, .dw = 1};
     a.xs[1] = sak;
@@ -87,6 +89,8 @@ gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *o
     a.ws[1] = sbk;
     a.ys[1] = Y->strides[nd - 1];
     a.ys[2] = nd >= 2 ? Y->strides[nd - 2] : 0;
+    a.a_kfast = sak == 1;
+    a.b_kfast = sbk == 1;
     if (b.n == 0) {
         a.M = M;
     } else if (b.n == 1 && shared_b) { /* fold the batch into rows: n = batch item */
@@ -94,14 +98,9 @@ gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *o
         a.xs[0] = b.sa[0];
         a.ys[0] = b.sc[0];
     } else {
-        if (b.n > 4) {
-            char b1[96], b2[96];
-            return gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "%s: %s x %s has more than 4 non-collapsible batch dims",
-                                 gcr_op_table[c->op].name, gcr_meta_str(A, b1, sizeof b1), gcr_meta_str(B, b2, sizeof b2));
-        }
         a.M = M;
         a.nz = b.n;
-        for (int d = 0; d < b.n; d++) {
+        for (int d = 0; d < b.n && d < 4; d++) {
             a.zshape[d] = b.shape[d];
             a.zx[d] = b.sa[d];
             a.zw[d] = b.sb[d];
@@ -109,8 +108,33 @@ gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *o
         }
         a.zn = 1; /* hooks see the flattened batch index as n */
     }
-    a.a_kfast = sak == 1;
-    a.b_kfast = sbk == 1;
+    return a;
+}
+
+int gcr_cuda_matmul_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l)
+{
+    gcr_cuda_dense_args a = gemm_args(c, &c->in[0]->m, &c->in[1]->m, out);
+    return gcr_cuda_dense_limits(&a, l);
+}
+
+gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+{
+    const gcr_meta *A = &c->in[0]->m, *B = &c->in[1]->m;
+    gcr_cuda_dense_args a = gemm_args(c, A, B, &out->m);
+    gcr_cuda_limit lim[GCR_CUDA_MAX_LIMITS];
+    bool hooked = h && h->defs && h->defs[0];
+    const gcr_cuda_limit *bad = hooked ? gcr_cuda_limit_broken(lim, gcr_cuda_dense_limits(&a, lim)) : NULL;
+    if (bad) {
+        /* Dispatch refused calls past the limits (gcr_cuda_check). A fused prologue hands over its
+         * source, of A's shape but maybe with strides whose batch dims collapse less (more grid z
+         * dims, or a batch no longer folded into the rows): that fused kernel cannot be built, and
+         * GCR_ERR_COMPILE makes the graph run its ops unfused (the matmul then reads the
+         * prologue's dense result, as at the call). */
+        char b1[96], b2[96], b3[160];
+        return gcr_set_error(ctx, GCR_ERR_COMPILE, "%s: a fused prologue's source %s x %s: %s", gcr_op_table[c->op].name,
+                             gcr_meta_str(A, b1, sizeof b1), gcr_meta_str(B, b2, sizeof b2),
+                             gcr_cuda_limit_str(bad, b3, sizeof b3));
+    }
     const void *bias = c->op == GCR_OP_LINEAR && c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
     return gcr_cuda_dense_run(ctx, A->dtype, &a, gcr_tensor_data(c->in[0]), gcr_tensor_data(c->in[1]),
                               gcr_tensor_data(out), bias, h);

@@ -12,27 +12,38 @@ typedef struct pool_args {
     int64_t total, c_fast, mode, count_include_pad;
 } pool_args;
 
+int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l)
+{
+    const gcr_meta *x = &c->in[0]->m;
+    int n = 0;
+    /* image and channel indices are ints; global pooling by channels (gap_cols) has a grid row per image */
+    l[n++] = (gcr_cuda_limit){"images", x->shape[0], 65535};
+    l[n++] = (gcr_cuda_limit){"channels", x->shape[1], GCR_CUDA_IDX_MAX};
+    /* pixels, windows and padded coordinates are ints (padding is at most 2^19 here: half a kernel) */
+    l[n++] = (gcr_cuda_limit){"input pixels (height x width)", x->shape[2] * x->shape[3], GCR_CUDA_IDX_MAX};
+    l[n++] = (gcr_cuda_limit){"outputs", gcr_meta_numel(out), (1LL << 40) - 1};
+    return n;
+}
+
 gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
     const gcr_meta *x = &c->in[0]->m, *y = &out->m;
     const gcr_pool2d_params *p = &c->p.pool;
     gcr_dtype dt = x->dtype;
-    char b1[96];
-    GCR_CHECK(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16, GCR_ERR_DTYPE, "%s: dtype of %s not supported",
-              gcr_op_table[c->op].name, gcr_meta_str(x, b1, sizeof b1));
+    GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
     pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
                    .OW = y->shape[3]};
     for (int i = 0; i < 4; i++) {
         a.xs[i] = x->strides[i];
         a.ys[i] = y->strides[i];
     }
-    GCR_CHECK(ctx, a.N * a.C * a.OH * a.OW < (1LL << 40) && a.H * a.W < (1LL << 31) && a.N <= 65535, GCR_ERR_UNSUPPORTED,
-              "%s: input %s too large for the pool kernels", gcr_op_table[c->op].name, gcr_meta_str(x, b1, sizeof b1));
     const char *kind;
     unsigned gx, gy = 1;
     if (c->op == GCR_OP_ADAPTIVE_AVG_POOL2D && a.OH == 1 && a.OW == 1) {
         a.total = a.N * a.C;
-        if (a.xs[1] == 1 && a.C > 1) { /* channels contiguous: coalesce over C */
+        /* channels contiguous: coalesce over C; also where a warp per (n, c) row would need more
+         * blocks than grid x holds (2^31 - 1) */
+        if ((a.xs[1] == 1 && a.C > 1) || (a.total + 7) / 8 > INT32_MAX) {
             kind = "gap_cols";
             gx = (unsigned)((a.C + 31) / 32);
             gy = (unsigned)a.N;
