@@ -323,8 +323,10 @@ GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; stat
  * and flatten's dims are worked out anew. Where a parameter as written cannot apply (a literal
  * reshape to another element count, a permutation or axis beyond t's rank), that replay fails
  * with the op's GCR_ERR_SHAPE / GCR_ERR_PARAM message naming the op and the values, as the eager
- * call would, and runs nothing. Choices the API made from the captured shapes stay as made:
- * matmul's lifting of a 1-d operand, the copy a reshape of a strided input makes. */
+ * call would, and runs nothing. Choices the API made from the captured input stay as made:
+ * matmul's lifting of a 1-d operand, and whether a reshape or flatten is a view or a copy (one
+ * captured on a contiguous input, and so recorded as a view, fails with GCR_ERR_SHAPE when t is
+ * strided; one captured on a strided input copies whatever t is). */
 GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
 /* Runs the graph on the current contents of its inputs; outputs are overwritten. */
 GCR_API gcr_status gcr_graph_replay(gcr_graph *g);
