@@ -315,7 +315,7 @@ static void evict_lru(gcr_graph *g, const gcr_variant *keep)
 static gcr_status graph_run(gcr_graph *g)
 {
     gcr_ctx *ctx = g->ctx;
-    gcr_meta sig[g->n_inputs > 0 ? g->n_inputs : 1];
+    gcr_meta *sig = g->sig_now;
     for (int i = 0; i < g->n_inputs; i++) {
         gcr_tensor *t = g->in_t[i];
         char b[96];
@@ -391,7 +391,8 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
     g->owns_handles = owns_handles;
     g->n_inputs = trace->n_inputs;
     g->in_t = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *g->in_t);
-    gcr_status s = g->in_t ? gcr_ir_link(trace) : gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
+    g->sig_now = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *g->sig_now);
+    gcr_status s = g->in_t && g->sig_now ? gcr_ir_link(trace) : gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
     for (int i = 0; i < g->n_inputs && s == GCR_OK; i++) g->in_t[i] = trace->values[trace->inputs[i]].ext;
     for (int i = 0; i < trace->n_nodes; i++) g->stats.ops_traced++;
     if (owns_handles && s == GCR_OK) {
@@ -499,6 +500,7 @@ void gcr_graph_free(gcr_graph *g)
     }
     if (g->owns_handles) gcr_trace_free(g->trace);
     free(g->in_t);
+    free(g->sig_now);
     free(g->prof);
     free(g);
 }

@@ -55,6 +55,9 @@ struct gcr_graph {
     struct gcr_region *region; /* owning region or NULL */
     int n_inputs;
     gcr_tensor **in_t;       /* per graph input: tensor read at replay (gcr_graph_bind_input) */
+    gcr_meta *sig_now;       /* per graph input: the signature of the replay in progress (kept with
+                                the graph: a stack array overflowed with many inputs, and the hot
+                                path allocates nothing) */
     gcr_variant *variants;   /* uthash by key */
     gcr_variant *cur;        /* last run */
     uint64_t clock;          /* LRU clock */

@@ -2,7 +2,7 @@
  * shape, dtype and stride changes re-specialise (retrace=1) or run eagerly (retrace=0), and
  * never give the stale graph's result; the variant cache is LRU-capped, and a re-specialisation
  * that fails leaves it as it was; a parameter that no longer fits the new input (a literal
- * reshape) fails loudly. */
+ * reshape) fails loudly; a graph may have any number of inputs. */
 #include "capture_util.h"
 #include <cjson/cJSON.h>
 #include <unistd.h>
@@ -328,6 +328,59 @@ static void test_dumps_profile(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* A graph with more inputs than a stack frame holds signatures for (70,000 inputs x ~140-byte
+ * metas is over the usual 8 MiB stack): replay, a rebind with new data, and a re-specialisation
+ * give eager's sum. CPU only, unfused: one pointwise group over 70,000 inputs would be a kernel
+ * no GPU compiler takes. */
+static void test_many_inputs(void)
+{
+    if (cu_dev != GCR_DEVICE_CPU) return;
+    enum { N = 70000 };
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.fusion = 0;
+    gcr_ctx *ctx = NULL;
+    if (!CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) return;
+    gcr_tensor **x = malloc(sizeof *x * N);
+    float *v = h_randn(N, -1, 1);
+    for (int i = 0; i < N; i++) x[i] = gcr_tensor_from_data(ctx, GCR_F32, 1, (int64_t[]){1}, GCR_NCHW, &v[i]);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = x[0];
+    for (int i = 1; i < N; i++) y = gcr_add(ctx, y, x[i]);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    CHECK(gcr_graph_num_inputs(g) == N, "inputs: %d", gcr_graph_num_inputs(g));
+    for (int round = 0; round < 3 && g; round++) {
+        if (round == 1) { /* new data, same signature */
+            h_fill(v, N, -1, 1);
+            for (int i = 0; i < N; i++) OK(ctx, gcr_tensor_from_host(x[i], &v[i], sizeof v[i]));
+        }
+        gcr_tensor *x2 = NULL;
+        if (round == 2) { /* input 7 becomes [3]: a broadcast add, re-specialised */
+            float three[3] = {0.25f, -0.5f, 1.0f};
+            x2 = gcr_tensor_from_data(ctx, GCR_F32, 1, (int64_t[]){3}, GCR_NCHW, three);
+            OK(ctx, gcr_graph_bind_input(g, 7, x2));
+        }
+        OK(ctx, gcr_graph_replay(g));
+        float got[3] = {0}, want[3] = {0};
+        int n = round == 2 ? 3 : 1;
+        for (int j = 0; j < n; j++) {
+            double acc = 0;
+            for (int i = 0; i < N; i++) acc += i == 7 && round == 2 ? (double[]){0.25, -0.5, 1.0}[j] : v[i];
+            want[j] = (float)acc;
+        }
+        gcr_tensor *out = gcr_graph_get_output(g, 0);
+        OK(ctx, gcr_tensor_to_host(out, got, (size_t)n * sizeof *got));
+        for (int j = 0; j < n; j++)
+            CHECK(fabsf(got[j] - want[j]) <= 1e-2f, "round %d [%d]: %g, want %g", round, j, got[j], want[j]);
+        gcr_tensor_free(x2);
+    }
+    gcr_graph_destroy(g);
+    free(v);
+    free(x);
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_rebind_and_respecialise);
@@ -339,6 +392,7 @@ static void all(void)
     RUN(test_slice_to_end);
     RUN(test_guards_off);
     RUN(test_dumps_profile);
+    RUN(test_many_inputs);
 }
 
 int main(void)
