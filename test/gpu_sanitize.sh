@@ -8,9 +8,9 @@
 #   bash test/gpu_sanitize.sh                       every build/test/test_* binary
 #   TOOLS=memcheck JOBS=8 bash test/gpu_sanitize.sh build/test/test_cuda_replay
 #
-# Under racecheck the differential fuzz runs RACE_FUZZ_N graphs (default 150; memcheck runs its
-# full count): racecheck instruments every shared-memory access and the full fuzz outlasts a
-# device call there.
+# Under racecheck the differential fuzzers (test_fuzz, test_fuzz_replay) run RACE_FUZZ_N graphs each
+# (default 100; memcheck runs their full counts): racecheck instruments every shared-memory access
+# and the full fuzz outlasts a device call there.
 #
 # Deliberate CUDA API failures (the tests' out-of-memory and missing-kernel cases, which the library
 # turns into statuses) are not reported (--report-api-errors no); memory and race errors are. A binary
@@ -23,7 +23,7 @@ BUILD=${BUILD:-build}
 TOOLS=${TOOLS:-"memcheck racecheck"}
 JOBS=${JOBS:-8}
 TIME_S=${TIME_S:-420}
-RACE_FUZZ_N=${RACE_FUZZ_N:-150}
+RACE_FUZZ_N=${RACE_FUZZ_N:-100}
 DEST=${OUT:-$BUILD/sanitize}
 mkdir -p "$DEST"
 export GCR_TEST_REQUIRE_CUDA=1 GCR_LOG=0 GCR_CACHE_DIR=${GCR_CACHE_DIR:-/tmp/gcr-cache-sanitize}
@@ -39,10 +39,10 @@ one() { # $1 tool, $2 binary -> one summary line
   local tool=$1 bin=$2 n log
   n=$(basename "$bin")
   log="$DEST/$tool-$n.log"
-  # racecheck runs about 10x slower than memcheck: the fuzz takes RACE_FUZZ_N graphs there
-  local fuzz_n=${GCR_FUZZ_N:-}
-  [ "$tool" = racecheck ] && fuzz_n=$RACE_FUZZ_N
-  env ${fuzz_n:+GCR_FUZZ_N=$fuzz_n} timeout "$TIME_S" compute-sanitizer --tool "$tool" --report-api-errors no --print-limit 50 "$bin" > "$log" 2>&1
+  # racecheck runs about 10x slower than memcheck: the fuzzers take RACE_FUZZ_N graphs there
+  local fuzz_n=${GCR_FUZZ_N:-} replay_n=${GCR_FUZZ_REPLAY_N:-}
+  [ "$tool" = racecheck ] && fuzz_n=$RACE_FUZZ_N replay_n=$RACE_FUZZ_N
+  env ${fuzz_n:+GCR_FUZZ_N=$fuzz_n} ${replay_n:+GCR_FUZZ_REPLAY_N=$replay_n} timeout "$TIME_S" compute-sanitizer --tool "$tool" --report-api-errors no --print-limit 50 "$bin" > "$log" 2>&1
   local rc=$?
   local errs result
   # memcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
