@@ -381,6 +381,37 @@ static void test_many_inputs(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* A graph whose conv / matmul result becomes empty on a new binding replays as eager does (an
+ * empty result, GCR_OK): the CUDA executor launched the fused matmul with an empty grid, which the
+ * driver refuses (GCR_ERR_DEVICE "invalid argument"; found by test_fuzz_replay seed 173). */
+static void test_empty_anchor(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    gcr_tensor *x = h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){4, 5}, GCR_NCHW, -1, 1);
+    gcr_tensor *w = gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){5, 3}, GCR_NCHW, -1, 1));
+    gcr_tensor *img = h_rand_tensor(ctx, GCR_F32, 4, (int64_t[]){1, 2, 5, 5}, GCR_NHWC, -1, 1);
+    gcr_tensor *k = gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 4, (int64_t[]){3, 2, 3, 3}, GCR_NCHW, -1, 1));
+    gcr_conv2d_params cp = gcr_conv2d_default();
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = gcr_relu(ctx, gcr_matmul(ctx, x, w));
+    gcr_tensor *z = gcr_relu(ctx, gcr_conv2d(ctx, img, k, NULL, &cp));
+    OK(ctx, gcr_capture_end(ctx, &g));
+    gcr_tensor *x0 = h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){0, 5}, GCR_NCHW, -1, 1);
+    gcr_tensor *img0 = h_rand_tensor(ctx, GCR_F32, 4, (int64_t[]){0, 2, 5, 5}, GCR_NHWC, -1, 1);
+    OK(ctx, gcr_graph_bind_input(g, 0, x0));
+    OK(ctx, gcr_graph_bind_input(g, 1, img0));
+    for (int r = 0; r < 2 && g; r++) {
+        OK(ctx, gcr_graph_replay(g));
+        CHECK(gcr_tensor_numel(y) == 0 && gcr_tensor_dim(y, 1) == 3, "matmul result [0,3], got numel %lld",
+              (long long)gcr_tensor_numel(y));
+        CHECK(gcr_tensor_numel(z) == 0 && gcr_tensor_dim(z, 1) == 3, "conv result [0,3,3,3], got numel %lld",
+              (long long)gcr_tensor_numel(z));
+    }
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_rebind_and_respecialise);
@@ -393,6 +424,7 @@ static void all(void)
     RUN(test_guards_off);
     RUN(test_dumps_profile);
     RUN(test_many_inputs);
+    RUN(test_empty_anchor);
 }
 
 int main(void)
