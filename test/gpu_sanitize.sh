@@ -9,8 +9,8 @@
 #   TOOLS=memcheck JOBS=8 bash test/gpu_sanitize.sh build/test/test_cuda_replay
 #
 # Under racecheck the differential fuzzers (test_fuzz, test_fuzz_replay) run RACE_FUZZ_N graphs each
-# (default 100; memcheck runs their full counts): racecheck instruments every shared-memory access
-# and the full fuzz outlasts a device call there.
+# (default 25; memcheck runs their full counts): racecheck instruments every module each new graph
+# loads and every shared-memory access, and 100 graphs outlasted 420 s on an H100 (2026-11-25).
 #
 # Deliberate CUDA API failures (the tests' out-of-memory and missing-kernel cases, which the library
 # turns into statuses) are not reported (--report-api-errors no); memory and race errors are. A binary
@@ -23,7 +23,7 @@ BUILD=${BUILD:-build}
 TOOLS=${TOOLS:-"memcheck racecheck"}
 JOBS=${JOBS:-8}
 TIME_S=${TIME_S:-420}
-RACE_FUZZ_N=${RACE_FUZZ_N:-100}
+RACE_FUZZ_N=${RACE_FUZZ_N:-25}
 DEST=${OUT:-$BUILD/sanitize}
 mkdir -p "$DEST"
 export GCR_TEST_REQUIRE_CUDA=1 GCR_LOG=0 GCR_CACHE_DIR=${GCR_CACHE_DIR:-/tmp/gcr-cache-sanitize}
@@ -57,6 +57,12 @@ one() { # $1 tool, $2 binary -> one summary line
   result=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
   [ "$rc" -eq 124 ] && result="TIMED OUT after ${TIME_S}s"
   if grep -q "terminated before first instrumented API call" "$log"; then errs=0; rc="cpu"; fi
+  # the tool's own failures ("Internal Sanitizer Error: Detected a failure to track a kernel launch",
+  # seen with launches from several threads) count in its summary but are no finding in the code:
+  # listed apart, so the line shows both
+  local internal
+  internal=$(grep -c "Internal Sanitizer Error" "$log")
+  [ -n "$errs" ] && [ "$internal" -gt 0 ] && errs=$((errs - internal)) && result="$result (sanitizer-internal errors: $internal)"
   printf '%-10s %-20s errors %-4s exit %-3s %s\n' "$tool" "$n" "${errs:-?}" "$rc" "${result:-no result line}"
 }
 export -f one
