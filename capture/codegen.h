@@ -22,7 +22,7 @@ typedef struct gcr_cg_kernel {
     char fn[128];      /* OWN: the function's name ("gcr_k3_add_clamp_mul_div") */
     char *src;         /* OWN: the function's text; HOOKED: the hook definitions (malloc'ed) */
     int n_params;
-    int params[64];    /* value ids whose data pointers are passed, in order */
+    int params[GCR_CUDA_KERNEL_PARAMS]; /* value ids whose data pointers are passed, in order */
     /* OWN launch shape: grid-stride kernels want `threads` threads in blocks of `block` (the
      * executor caps the grid at a few waves); block-per-row kernels (rows > 0) get `rows` blocks. */
     int64_t threads;

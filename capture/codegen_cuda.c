@@ -158,7 +158,7 @@ static gcr_status finish(sb *b, gcr_cg_kernel *cg)
 
 /* ---------------------------------------------------------------- pointwise groups */
 
-#define MAXOPS 64
+#define MAXOPS GCR_CUDA_KERNEL_PARAMS
 
 /* Sorts dims by operand 0's strides (outermost first), drops size-1 dims and merges dims that
  * are contiguous for every operand. Returns the collapsed rank. */
@@ -534,7 +534,8 @@ static gcr_status gen_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
     } else {
         cg->out_value = K->acc_value;
     }
-    if (cg->n_params > 32) return unsupported(cg, "%s: %d extra parameters (the launcher takes 32)", K->name, cg->n_params);
+    if (cg->n_params > GCR_CUDA_HOOK_PARAMS)
+        return unsupported(cg, "%s: %d extra parameters (the launcher takes %d)", K->name, cg->n_params, GCR_CUDA_HOOK_PARAMS);
     /* the extra parameters are typed by value, loads const-less (one declaration list for both) */
     put(&b, "#define GCR_EXTRA_PARAMS ");
     put_extra_decl(&b, ir, cg, true);

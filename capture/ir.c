@@ -12,6 +12,7 @@ gcr_ir *gcr_ir_new(gcr_ctx *ctx, void *owner)
     }
     ir->ctx = ctx;
     ir->owner = owner ? owner : ir;
+    if (ctx->be) ir->budget = ctx->be->operands;
     return ir;
 }
 
@@ -78,6 +79,7 @@ gcr_ir *gcr_ir_copy(const gcr_ir *src)
     ir->n_values = ir->cap_values = src->n_values;
     ir->n_nodes = ir->cap_nodes = src->n_nodes;
     ir->n_inputs = src->n_inputs;
+    ir->budget = src->budget;
     return ir;
 }
 

@@ -157,6 +157,7 @@ typedef struct gcr_ir {
     int *cons;            /* node ids, live nodes only, repeated when a node reads v twice */
     gcr_status failed;    /* trace: first recording error (the capture then fails) */
     struct gcr_fuse *fuse; /* fusion passes: per-group facts (legal.c), NULL outside them */
+    gcr_operand_budget budget; /* operands one kernel may take (the ctx's backend's; copied) */
     int *ext_slot;        /* gcr_ir_find_ext: open-addressing index of INPUT/CONST values by tensor */
     int ext_cap, ext_upto; /* its slots (a power of two) and the values indexed so far */
 } gcr_ir;
@@ -209,9 +210,12 @@ typedef enum gcr_fuse_how {
 
 /* THE fusion legality rule: may the groups of nodes a and b (a's output feeds b, except for
  * HORIZONTAL) become one kernel? Checks kinds and knobs, single consumer for anchor edges, graph
- * outputs, iteration spaces, view aliasing, at most one anchor per kernel, prologue shape, and
- * that the merged group would not form a cycle with nodes outside it. */
+ * outputs, iteration spaces, view aliasing, at most one anchor per kernel, prologue shape, the
+ * operand budget (ir->budget: the merged kernel's data pointers, counted as codegen passes
+ * them), and that the merged group would not form a cycle with nodes outside it. */
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how);
+/* true when the last gcr_fuse_legal said no because the merged kernel would pass the budget */
+bool gcr_fuse_over_budget(const gcr_ir *ir);
 /* Merges the groups of a and b (after gcr_fuse_legal said yes). */
 void gcr_fuse_merge(gcr_ir *ir, int a, int b);
 /* Proposals shared by the epilogue/prologue/reduction passes: merge the pointwise group reading

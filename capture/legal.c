@@ -9,7 +9,14 @@
  * strictly between the two candidates in that order, and a merge repairs the order by moving
  * just those groups (Pearce and Kelly's dynamic topological sort, with a merge of two vertices
  * in place of an edge insertion). Group-level edges are lists of node ids; entries that point
- * back into their own group or repeat a group are dropped whenever a search walks them. */
+ * back into their own group or repeat a group are dropped whenever a search walks them.
+ *
+ * Under an operand budget (ir->budget, the backend's: 0 none) every group also keeps the data
+ * pointers its kernel will take, counted as codegen passes them, and a merge past the budget is
+ * refused, so a large set of siblings becomes several kernels within it rather than one that
+ * fails to compile and runs op by op. A group without anchor keeps its operand list (loads with
+ * their consumer entries, then results read outside); two lists merge in time linear in their
+ * lengths, which the budget bounds. An anchored group keeps only its count (see anchored_ops). */
 #include "ir.h"
 #include <stdlib.h>
 
@@ -35,7 +42,29 @@ struct gcr_fuse {
     int64_t *fwd, *bwd; /* (ord << 32 | group) of the groups between the candidates */
     int n_fwd, n_bwd;
     int cached_x, cached_y; /* the pair fwd/bwd were searched for (merge reuses them), -1 */
+    /* operand budget (NULL arrays when ir->budget sets none) */
+    int *ops;           /* per group: operands of its kernel */
+    int **lst;          /* per group without anchor: its operand list (list_* below), else NULL */
+    char *lst_heap;     /* lst was malloc'ed (else it lies in slab) */
+    int *slab;          /* the single nodes' lists, SLAB ints each */
+    int *vext;          /* per value: consumer entries outside its producer's group */
+    int *vmark, *vside, *vcnt; /* per value, while two lists merge: a result of side 0 / 1 and
+                                  the other side's entries that read it */
+    int *kmark, *kpos;  /* per load key, while two lists merge: its slot in the merged list */
+    int mark_epoch;
+    int *tmp, tmp_cap;  /* a merged list a check counts */
+    bool over;          /* the last gcr_fuse_legal refused for the budget */
 };
+
+/* An operand list: n_load, n_out, then n_load (key, consumer entries) pairs, then n_out result
+ * values. A key is value * 2 + 1 for a batch-norm parameter (broadcast along dim 1, a load of its
+ * own) and value * 2 else: over a group's one shape, codegen loads each key once. */
+enum { PW_ARGS = (int)(sizeof((gcr_expr *)0)->arg / sizeof(int)), SLAB = 3 + 2 * PW_ARGS, FULL = 1 << 28 };
+
+static int list_len(const int *l) { return 2 + 2 * l[0] + l[1]; }
+static int list_load(const int *l, int j) { return l[2 + 2 * j]; }
+static int list_entries(const int *l, int j) { return l[3 + 2 * j]; }
+static int list_out(const int *l, int j) { return l[2 + 2 * l[0] + j]; }
 
 int gcr_group_find(gcr_ir *ir, int n)
 {
@@ -58,8 +87,73 @@ void gcr_fuse_end(gcr_ir *ir)
     free(f->next); /* every int array of the state lives in this one block */
     free(f->e_node);
     free(f->fwd);
+    if (f->lst && f->lst_heap)
+        for (int i = 0; i < f->n; i++)
+            if (f->lst_heap[i]) free(f->lst[i]);
+    free(f->ops); /* and every int array of the budget in this one */
+    free(f->lst);
+    free(f->lst_heap);
+    free(f->tmp);
     free(f);
     ir->fuse = NULL;
+}
+
+/* node i as a group of its own: its operand count, and its list when pointwise */
+static void budget_node(gcr_ir *ir, int i)
+{
+    gcr_fuse *f = ir->fuse;
+    const gcr_node *nd = &ir->nodes[i];
+    gcr_kind k = gcr_op_table[nd->op].kind;
+    f->lst[i] = NULL;
+    /* a reduction passes its input and its result; a hooked anchor's own operands are no extras */
+    f->ops[i] = k == GCR_KIND_REDUCE ? 2 : 0;
+    if (k != GCR_KIND_POINTWISE || nd->dead) return;
+    int *l = f->slab + (size_t)i * SLAB, nl = 0;
+    for (int s = 0; s < nd->n_in && s < PW_ARGS; s++) {
+        if (nd->in[s] < 0) continue;
+        int key = nd->in[s] * 2 + (nd->op == GCR_OP_BATCH_NORM && s > 0), j = 0;
+        while (j < nl && l[2 + 2 * j] != key) j++;
+        if (j == nl) {
+            l[2 + 2 * j] = key;
+            l[3 + 2 * j] = 0;
+            nl++;
+        }
+        l[3 + 2 * j]++;
+    }
+    const gcr_value *v = &ir->values[nd->out];
+    l[0] = nl;
+    l[1] = v->out_index >= 0 || v->n_cons > 0;
+    if (l[1]) l[2 + 2 * nl] = nd->out;
+    f->lst[i] = l;
+    f->ops[i] = l[0] + l[1];
+}
+
+/* the budget's state, every node a group of its own (nothing to keep without a budget) */
+static gcr_status budget_begin(gcr_ir *ir)
+{
+    if (ir->budget.own <= 0 && ir->budget.hooked <= 0) return GCR_OK;
+    gcr_fuse *f = ir->fuse;
+    size_t n = (size_t)f->n, nv = (size_t)ir->n_values;
+    f->ops = malloc(sizeof(int) * (n * (1 + SLAB) + 8 * nv + 1));
+    f->lst = malloc(sizeof(int *) * (n + 1));
+    f->lst_heap = calloc(n + 1, 1);
+    if (!f->ops || !f->lst || !f->lst_heap) {
+        gcr_fuse_end(ir);
+        return gcr_set_error(ir->ctx, GCR_ERR_OOM, "fuse: out of host memory for the operand budget of %zu nodes", n);
+    }
+    f->slab = f->ops + n;
+    f->vext = f->slab + n * SLAB;
+    f->vmark = f->vext + nv;
+    f->vside = f->vmark + nv;
+    f->vcnt = f->vside + nv;
+    f->kmark = f->vcnt + nv;
+    f->kpos = f->kmark + 2 * nv;
+    for (size_t v = 0; v < nv; v++) {
+        f->vext[v] = ir->values[v].n_cons;
+        f->vmark[v] = f->kmark[2 * v] = f->kmark[2 * v + 1] = 0;
+    }
+    for (int i = 0; i < f->n; i++) budget_node(ir, i);
+    return GCR_OK;
 }
 
 /* appends an entry for node `to` to the list (head, tail) */
@@ -128,7 +222,7 @@ gcr_status gcr_fuse_begin(gcr_ir *ir)
             edge_push(f, &f->in_head[cons[j]], &f->in_tail[cons[j]], e++, i);
         }
     }
-    return GCR_OK;
+    return budget_begin(ir);
 }
 
 /* skip_fuse tokens: pointwise, reduce (reductions and pools), conv, matmul */
@@ -243,9 +337,95 @@ static int prologue_slot(const gcr_ir *ir, int b, int u)
     }
 }
 
+/* Writes the operand list of groups ls and lo as one kernel into out (room for both) and returns
+ * its operand count: a value one side computes is no load of the other, a load both make counts
+ * once, and a result stays an operand only while it is a graph output or read outside both. */
+static int list_union(gcr_ir *ir, const int *ls, const int *lo, int *out)
+{
+    gcr_fuse *f = ir->fuse;
+    int ep = ++f->mark_epoch;
+    const int *side[2] = {ls, lo};
+    for (int s = 0; s < 2; s++)
+        for (int j = 0; j < side[s][1]; j++) {
+            int v = list_out(side[s], j);
+            f->vmark[v] = ep;
+            f->vside[v] = s;
+            f->vcnt[v] = 0;
+        }
+    int nl = 0, no = 0;
+    for (int s = 0; s < 2; s++)
+        for (int j = 0; j < side[s][0]; j++) {
+            int key = list_load(side[s], j), e = list_entries(side[s], j), v = key >> 1;
+            if (f->vmark[v] == ep && f->vside[v] != s) {
+                f->vcnt[v] += e;
+            } else if (f->kmark[key] == ep) {
+                out[3 + 2 * f->kpos[key]] += e;
+            } else {
+                f->kmark[key] = ep;
+                f->kpos[key] = nl;
+                out[2 + 2 * nl] = key;
+                out[3 + 2 * nl] = e;
+                nl++;
+            }
+        }
+    for (int s = 0; s < 2; s++)
+        for (int j = 0; j < side[s][1]; j++) {
+            int v = list_out(side[s], j);
+            if (ir->values[v].out_index >= 0 || f->vext[v] > f->vcnt[v]) out[2 + 2 * nl + no++] = v;
+        }
+    out[0] = nl;
+    out[1] = no;
+    return nl + no;
+}
+
+/* Operands of groups ra and rb (neither anchored) as one kernel: their sum bounds it, as merging
+ * adds none; past the budget the merged list counts it exactly (FULL when there is none). */
+static int pointwise_ops(gcr_ir *ir, int ra, int rb)
+{
+    gcr_fuse *f = ir->fuse;
+    int sum = f->ops[ra] + f->ops[rb];
+    if (sum <= ir->budget.own) return sum;
+    if (!f->lst[ra] || !f->lst[rb]) return FULL;
+    int need = list_len(f->lst[ra]) + list_len(f->lst[rb]);
+    if (need > f->tmp_cap) {
+        int *t = realloc(f->tmp, sizeof(int) * (size_t)need);
+        if (!t) return FULL; /* refused: kernels left apart, never wrong */
+        f->tmp = t;
+        f->tmp_cap = need;
+    }
+    return list_union(ir, f->lst[ra], f->lst[rb], f->tmp);
+}
+
+/* Operands of anchor group ra with pointwise group rp joined, as codegen passes them. As a
+ * prologue (rp comes first) rp's loads join the kernel's (its one result feeds the anchor and is
+ * none); as an epilogue its loads (the anchor's result among them) and results do; a reduction's
+ * own input or result parameter gives way to them. Read before the merge reorders the groups. */
+static int anchored_ops(const gcr_ir *ir, int ra, int rp)
+{
+    const gcr_fuse *f = ir->fuse;
+    int prologue = f->ord[rp] < f->ord[ra];
+    int reduce = gcr_op_table[ir->nodes[f->anchor[ra]].op].kind == GCR_KIND_REDUCE;
+    return f->ops[ra] + f->ops[rp] - prologue - reduce;
+}
+
+/* would groups ra and rb as one kernel stay within the budget? (a reduction makes a kernel of
+ * its own; conv, matmul and pool kernels take the prologue's and epilogue's operands as extras) */
+static bool within_budget(gcr_ir *ir, int ra, int rb)
+{
+    gcr_fuse *f = ir->fuse;
+    if (!f->ops) return true;
+    if (!f->anchors[ra] && !f->anchors[rb]) return ir->budget.own <= 0 || pointwise_ops(ir, ra, rb) <= ir->budget.own;
+    int a = f->anchors[ra] ? ra : rb;
+    int max = gcr_op_table[ir->nodes[f->anchor[a]].op].kind == GCR_KIND_REDUCE ? ir->budget.own : ir->budget.hooked;
+    return max <= 0 || anchored_ops(ir, a, a == ra ? rb : ra) <= max;
+}
+
+bool gcr_fuse_over_budget(const gcr_ir *ir) { return ir->fuse && ir->fuse->over; }
+
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
 {
     gcr_fuse *f = ir->fuse;
+    if (f) f->over = false;
     if (!f || a == b || !gcr_fuse_enabled(ir, a) || !gcr_fuse_enabled(ir, b)) return false;
     int ra = gcr_group_find(ir, a), rb = gcr_group_find(ir, b);
     if (ra == rb) return false;
@@ -285,6 +465,10 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
         if (!group_space_is(ir, ra, &va->m)) return false;
         break;
     default: return false;
+    }
+    if (!within_budget(ir, ra, rb)) {
+        f->over = true;
+        return false;
     }
     return !would_cycle(ir, ra, rb);
 }
@@ -340,6 +524,41 @@ static int cross_entries(gcr_ir *ir, int s, int o)
     return count;
 }
 
+static void list_drop(gcr_fuse *f, int g)
+{
+    if (f->lst_heap[g]) free(f->lst[g]);
+    f->lst[g] = NULL;
+    f->lst_heap[g] = 0;
+}
+
+/* The operands of groups ra and rb merged, kept at root: a count for an anchored group, else the
+ * merged list, whose results' outside readers lose the entries the merge took inside. Runs
+ * before the merge reorders the groups. */
+static void budget_merge(gcr_ir *ir, int ra, int rb, int root)
+{
+    gcr_fuse *f = ir->fuse;
+    if (!f->ops) return;
+    int ops, *l = NULL;
+    if (f->anchors[ra] || f->anchors[rb]) {
+        int a = f->anchors[ra] ? ra : rb;
+        ops = anchored_ops(ir, a, a == ra ? rb : ra);
+    } else if (f->lst[ra] && f->lst[rb] &&
+               (l = malloc(sizeof(int) * (size_t)(list_len(f->lst[ra]) + list_len(f->lst[rb]))))) {
+        ops = list_union(ir, f->lst[ra], f->lst[rb], l);
+        for (int s = 0; s < 2; s++) {
+            const int *x = s ? f->lst[rb] : f->lst[ra];
+            for (int j = 0; j < x[1]; j++) f->vext[list_out(x, j)] -= f->vcnt[list_out(x, j)];
+        }
+    } else {
+        ops = FULL; /* out of host memory: the group takes no more members */
+    }
+    list_drop(f, ra);
+    list_drop(f, rb);
+    f->ops[root] = ops;
+    f->lst[root] = l;
+    f->lst_heap[root] = l != NULL;
+}
+
 static void list_append(int *head_a, int *tail_a, int head_b, int tail_b, int *next)
 {
     if (head_b < 0) return;
@@ -362,6 +581,7 @@ void gcr_fuse_merge(gcr_ir *ir, int a, int b)
     int root = ra < rb ? ra : rb, other = root == ra ? rb : ra;
     int small = f->size[ra] <= f->size[rb] ? ra : rb;
     int cross = cross_entries(ir, small, small == ra ? rb : ra);
+    budget_merge(ir, ra, rb, root);
     reorder(f, x, y, root);
     f->cached_x = f->cached_y = -1;
     ir->nodes[other].group = root;

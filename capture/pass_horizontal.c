@@ -5,7 +5,9 @@
  * groups over one shape may merge); each group then tries the later ones of its shape. A value
  * read by thousands of siblings must not cost a try per pair, so once the tries refused there
  * exceed a budget linear in the number of groups, the rest stay apart: that leaves kernels
- * unfused, never wrong. */
+ * unfused, never wrong. A group refused because its kernel would pass the backend's operand
+ * budget takes no more siblings (the next one starts a kernel of its own), so a large set becomes
+ * a few kernels within the budget at a refusal each. */
 #include "ir.h"
 #include <stdlib.h>
 
@@ -37,6 +39,7 @@ static int merge_bucket(gcr_ir *ir, cand *c, int n, int v, int budget)
             if (c[j].joined) continue;
             if (!gcr_fuse_legal(ir, a, b, GCR_FUSE_HORIZONTAL)) {
                 budget--;
+                if (gcr_fuse_over_budget(ir)) break; /* a's kernel is full: the next starts its own */
                 continue;
             }
             gcr_info(ir->ctx, "fuse: horizontal %s#%d with %s#%d (both read value %d)", gcr_op_table[ir->nodes[a].op].name,

@@ -181,6 +181,20 @@ void gcr_storage_release(gcr_ctx *ctx, gcr_storage *st);
 
 typedef enum { GCR_COPY_H2D, GCR_COPY_D2H, GCR_COPY_D2D } gcr_copy_kind;
 
+/* Data pointers one generated CUDA kernel takes: a kernel of its own (a pointwise group or a
+ * reduction: capture/codegen_cuda.c), and the extra parameters a hooked conv / matmul / pool
+ * launcher passes to its prologue and epilogue (lib/cuda/dense.h). One definition for codegen,
+ * the launchers and the fusion passes that must not build a kernel past them. */
+#define GCR_CUDA_KERNEL_PARAMS 64
+#define GCR_CUDA_HOOK_PARAMS 32
+
+/* The most operands (distinct data pointers) the fusion passes may give one kernel; 0: no limit.
+ * own: a generated kernel (pointwise group, reduction); hooked: the extra parameters of an
+ * anchored conv / matmul / pool kernel's prologue and epilogue. */
+typedef struct gcr_operand_budget {
+    int own, hooked;
+} gcr_operand_budget;
+
 typedef struct gcr_backend {
     const char *name;
     gcr_device device;
@@ -199,6 +213,8 @@ typedef struct gcr_backend {
      * as its eager twin, and a graph re-specialised for new input metas fails at the bind. NULL:
      * the backend runs every call gcr_infer accepts. */
     gcr_status (*check)(const gcr_call *c, const gcr_meta *out, char *err, size_t errn);
+    /* what one kernel of this backend's executor takes: capture IRs carry it to the passes */
+    gcr_operand_budget operands;
 } gcr_backend;
 
 extern const gcr_backend gcr_cpu_backend;

@@ -2,9 +2,11 @@
  * (replay == eager with fresh data): hardswish is one kernel; conv + batch_norm + hardswish is
  * one kernel; an intermediate that is also an output gives one kernel with two outputs; the
  * squeeze-excite pattern; reductions, linear/matmul epilogues, horizontal fusion (hundreds of
- * siblings too), cycles the fuser must refuse, and the knobs (fusion, single_node, skip_fuse,
- * horizontal). */
-#include "capture_util.h"
+ * siblings too), cycles the fuser must refuse, the knobs (fusion, single_node, skip_fuse,
+ * horizontal), and the backend's operand budget (every fused kernel within it, as codegen counts). */
+#include "fused_models.h"
+#include "../replay/graph.h"
+#include "../capture/codegen.h"
 
 static gcr_ctx *ctx_knobs(int fusion, int single_node, int horizontal, const char *skip)
 {
@@ -231,9 +233,20 @@ static void test_horizontal_single(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* kernels for n siblings of one shape, each reading the shared x and a weight of its own and
+ * writing an output: one kernel without an operand budget, else as few as the budget allows
+ * (a kernel of k siblings takes x, k weights and k outputs) */
+static int sibling_kernels(const gcr_graph *g, int n)
+{
+    int own = g && g->cur ? g->cur->ir->budget.own : 0;
+    int per = own > 0 ? (own - 1) / 2 : n;
+    return (n + per - 1) / per;
+}
+
 /* 300 siblings reading one value over its shape and 40 over a broadcast shape: the horizontal pass
- * merges each set into one kernel (one per shape, without trying every pair), and every output
- * equals eager on fresh data */
+ * merges each set into one kernel per shape (CPU), or into as few as the backend's operand budget
+ * allows (CUDA: 64 data pointers a kernel), without trying every pair; every output equals eager
+ * on fresh data */
 static void test_many_siblings(void)
 {
     enum { NA = 300, NB = 40, N = NA + NB };
@@ -247,7 +260,8 @@ static void test_many_siblings(void)
     OK(ctx, gcr_capture_begin(ctx));
     for (int i = 0; i < N; i++) y[i] = i % 2 ? gcr_add(ctx, x, w[i]) : gcr_mul(ctx, x, w[i]);
     OK(ctx, gcr_capture_end(ctx, &g));
-    CHECK(cu_kernels(g) == 2, "%d + %d siblings over two shapes: %d kernels, want 2", NA, NB, cu_kernels(g));
+    int want = sibling_kernels(g, NA) + sibling_kernels(g, NB);
+    CHECK(cu_kernels(g) == want, "%d + %d siblings over two shapes: %d kernels, want %d", NA, NB, cu_kernels(g), want);
     for (int it = 0; it < 2 && g; it++) {
         if (it) {
             cu_refill(x, 0);
@@ -266,6 +280,147 @@ static void test_many_siblings(void)
         CHECK(bad == 0, "iteration %d: %d elements of the %d outputs differ from eager", it, bad, N);
     }
     gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
+/* ---------------------------------------------------------------- the operand budget
+ * A backend's generated kernels take a bounded number of data pointers (CUDA: 64 for a kernel of
+ * its own, 32 extra for a hooked conv's prologue and epilogue). The IR carries that budget; here a
+ * CPU trace is fused as a CUDA one would be, and codegen (text only) must accept every fused
+ * kernel: one past the budget fails to compile, and the graph then runs its group op by op. */
+
+/* a kept tensor of fresh values; constant (a weight) or an input */
+static gcr_tensor *bm_tensor(gcr_ctx *ctx, int nd, const int64_t *shape, int constant)
+{
+    gcr_tensor *t = gcr_tensor_keep(h_rand_tensor(ctx, GCR_F32, nd, shape, GCR_NCHW, -2, 2));
+    return constant ? gcr_tensor_set_const(t) : t;
+}
+
+/* captures y = head(x) + w[0] + ... + w[n-1] with n constant weights of shape s (nd dims); head is
+ * a conv2d by a [4,2,3,3] weight, a mean over axis 2, or nothing */
+typedef enum { BM_NONE, BM_CONV, BM_MEAN } bm_head;
+static gcr_graph *bm_add_chain(gcr_ctx *ctx, gcr_tensor *x, bm_head head, int n, int nd, const int64_t *s)
+{
+    gcr_tensor *w[128], *cw = head == BM_CONV ? bm_tensor(ctx, 4, (int64_t[]){4, 2, 3, 3}, 1) : NULL;
+    for (int i = 0; i < n; i++) w[i] = bm_tensor(ctx, nd, s, 1);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_conv2d_params p = gcr_conv2d_default();
+    gcr_tensor *y = head == BM_CONV ? gcr_conv2d(ctx, x, cw, NULL, &p) : head == BM_MEAN ? gcr_mean(ctx, x, (int[]){2}, 1, 0) : x;
+    for (int i = 0; i < n; i++) y = gcr_add(ctx, y, w[i]);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    return g;
+}
+
+/* 300 siblings of x [3,5] over its shape and 40 over [4,3,5] (as test_many_siblings) */
+static gcr_graph *bm_siblings(gcr_ctx *ctx)
+{
+    gcr_tensor *x = bm_tensor(ctx, 2, (int64_t[]){3, 5}, 0), *w[340];
+    for (int i = 0; i < 340; i++)
+        w[i] = i < 300 ? bm_tensor(ctx, 2, (int64_t[]){3, 5}, 1) : bm_tensor(ctx, 3, (int64_t[]){4, 3, 5}, 1);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    for (int i = 0; i < 340; i++) gcr_add(ctx, x, w[i]);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    return g;
+}
+
+/* a chain of 100 adds, each of its own weight: 102 operands in one group */
+static gcr_graph *bm_chain(gcr_ctx *ctx)
+{
+    int64_t s[2] = {3, 5};
+    return bm_add_chain(ctx, bm_tensor(ctx, 2, s, 0), BM_NONE, 100, 2, s);
+}
+
+/* conv2d [1,2,5,5] -> [1,4,3,3], then 40 adds: an epilogue of 42 extra parameters */
+static gcr_graph *bm_conv(gcr_ctx *ctx)
+{
+    return bm_add_chain(ctx, bm_tensor(ctx, 4, (int64_t[]){1, 2, 5, 5}, 0), BM_CONV, 40, 4, (int64_t[]){1, 4, 3, 3});
+}
+
+/* mean of [4,3,5] over its last axis, then 70 adds over [4,3]: a reduction of 73 operands */
+static gcr_graph *bm_mean(gcr_ctx *ctx)
+{
+    return bm_add_chain(ctx, bm_tensor(ctx, 3, (int64_t[]){4, 3, 5}, 0), BM_MEAN, 70, 2, (int64_t[]){4, 3});
+}
+
+/* Fuses a copy of g's trace under budget b and returns its kernel count; under a budget,
+ * codegen must accept every fused kernel, within it. */
+static int kernels_in_budget(const gcr_graph *g, gcr_operand_budget b, const char *what)
+{
+    gcr_ir *ir = gcr_ir_copy(g->trace);
+    if (!CHECK(ir != NULL, "%s: copy of the trace", what)) return -1;
+    ir->budget = b;
+    int n = -1;
+    if (CHECK(gcr_ir_optimize(ir) == GCR_OK, "%s: optimize: %s", what, gcr_ctx_error(g->ctx))) n = ir->n_kernels;
+    for (int k = 0; n >= 0 && b.own > 0 && k < ir->n_kernels; k++) {
+        if (ir->kernels[k].type != GCR_K_FUSED) continue;
+        gcr_cg_kernel cg;
+        gcr_status s = gcr_codegen_kernel(ir, k, &cg);
+        int max = cg.type == GCR_CG_HOOKED ? b.hooked : b.own;
+        CHECK(s == GCR_OK && cg.n_params <= max, "%s: codegen of %s: %s, %d parameters (budget %d) %s", what,
+              ir->kernels[k].name, gcr_status_name(s), cg.n_params, max, cg.why);
+        gcr_cg_kernel_free(&cg);
+    }
+    gcr_ir_free(ir);
+    return n;
+}
+
+/* the fuser keeps every kernel within the IR's operand budget, in as few kernels as it takes */
+static void test_operand_budget(void)
+{
+    if (cu_dev != GCR_DEVICE_CPU) return; /* the budget is set on the IR by hand: one device will do */
+    /* kernels under CUDA's budget (64 own, 32 hooked) and without one: siblings in kernels of
+     * 31 (x, 31 weights, 31 outputs): 10 + 2; the chain: 62 + 38 adds; the conv alone + its 40
+     * adds (42 > 32 extras, 42 <= 64 on their own); the mean alone + 62 + 8 adds */
+    static const struct {
+        const char *what;
+        gcr_graph *(*model)(gcr_ctx *ctx);
+        int budgeted, unlimited;
+    } cases[] = {{"siblings", bm_siblings, 12, 2}, {"chain", bm_chain, 2, 1}, {"conv epilogue", bm_conv, 2, 1},
+                 {"mean epilogue", bm_mean, 3, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+        gcr_graph *g = cases[i].model(ctx);
+        if (g) {
+            gcr_operand_budget cuda = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS}, none = {0, 0};
+            int nb = kernels_in_budget(g, cuda, cases[i].what), nu = kernels_in_budget(g, none, cases[i].what);
+            CHECK(nb == cases[i].budgeted, "%s: %d kernels within the budget, want %d", cases[i].what, nb, cases[i].budgeted);
+            CHECK(nu == cases[i].unlimited, "%s: %d kernels without a budget, want %d", cases[i].what, nu, cases[i].unlimited);
+        }
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
+/* every model of fused_models.h fused under budgets of 1 to 8 operands: each fused kernel must
+ * generate within the budget, which it would pass where the fuser counts fewer than codegen */
+static void test_budget_sweep(void)
+{
+    if (cu_dev != GCR_DEVICE_CPU) return;
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    for (int c = 0; c < FM_N_CASES; c++) {
+        const fm_case *m = &fm_cases[c];
+        if (!strcmp(m->name, FM_REFUSED)) continue;
+        for (int f = 0; f < 2; f++) {
+            gcr_tensor *in[CU_MAX], *base[CU_MAX], *out[CU_MAX];
+            for (int i = 0; i < m->n_in; i++) in[i] = cu_make(ctx, &m->in[i], GCR_F32, f ? GCR_NHWC : GCR_NCHW, &base[i]);
+            gcr_graph *g = NULL;
+            OK(ctx, gcr_capture_begin(ctx));
+            m->fn(ctx, in, out);
+            OK(ctx, gcr_capture_end(ctx, &g));
+            for (int b = 1; g && b <= 8; b++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s %s, budget %d", m->name, f ? "nhwc" : "nchw", b);
+                kernels_in_budget(g, (gcr_operand_budget){b, b}, what);
+            }
+            gcr_graph_destroy(g);
+            for (int i = 0; i < m->n_in; i++) {
+                gcr_tensor_free(in[i]);
+                gcr_tensor_free(base[i]);
+            }
+        }
+    }
     gcr_ctx_destroy(ctx);
 }
 
@@ -319,6 +474,8 @@ static void all(void)
     RUN(test_linear);
     RUN(test_horizontal_single);
     RUN(test_many_siblings);
+    RUN(test_operand_budget);
+    RUN(test_budget_sweep);
     RUN(test_plan);
     RUN(test_compile_fallback);
 }

@@ -122,7 +122,7 @@ static gcr_status cuda_sync(gcr_ctx *ctx)
 static const gcr_backend cuda_backend = {
     .name = "cuda", .device = GCR_DEVICE_CUDA, .init = cuda_init, .fini = cuda_fini,
     .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
-    .check = cuda_check,
+    .check = cuda_check, .operands = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS},
 };
 
 const gcr_backend *gcr_cuda_backend_get(void) { return &cuda_backend; }

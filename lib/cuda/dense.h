@@ -27,7 +27,7 @@ typedef struct gcr_cuda_dense_args {
  * src_out: when set, the launcher picks its kernel, stores the program text it would compile in
  * *src_out (malloc'ed, the caller frees) and launches nothing: a graph build prefetches exactly the
  * programs its launches will ask for. */
-#define GCR_CUDA_MAX_EXTRA 32
+#define GCR_CUDA_MAX_EXTRA GCR_CUDA_HOOK_PARAMS
 typedef struct gcr_cuda_hooks {
     const char *defs;
     void *const *extra;
