@@ -29,8 +29,8 @@ typedef struct launch {
     gcr_cg_kernel cg;
     gcr_cuda_fn *fn;        /* OWN */
     unsigned grid, block;   /* OWN */
-    void *pv[64];           /* parameter values (data pointers), refreshed from v->ptr */
-    void *args[64];         /* &pv[i] (OWN), the hooks' extras (HOOKED) */
+    void *pv[GCR_CUDA_KERNEL_PARAMS];   /* parameter values (data pointers), refreshed from v->ptr */
+    void *args[GCR_CUDA_KERNEL_PARAMS]; /* &pv[i] (OWN), the hooks' extras (HOOKED) */
     gcr_tensor *out;        /* HOOKED: shell with the anchor result's meta, data of cg.out_value */
 } launch;
 
