@@ -1,5 +1,5 @@
 /* ir.h — the capture IR shared by the trace, the fusion passes, the memory plan, the executors
- * (CPU tile programs here, CUDA codegen later) and the dumps.
+ * (CPU tile programs, CUDA codegen) and the dumps.
  *
  * Life of an IR: the trace records VALUES (every tensor the trace touches) and NODES (one per op
  * call, views included) in call order, which is a topological order. A graph keeps that recorded
@@ -200,6 +200,9 @@ gcr_status gcr_fuse_begin(gcr_ir *ir);
 void gcr_fuse_end(gcr_ir *ir);
 /* true when node n's kind may be fused at all (knobs.fusion, skip_fuse, nofuse, dead) */
 bool gcr_fuse_enabled(const gcr_ir *ir, int n);
+/* true for the kinds that anchor a kernel (conv, matmul, reduce, pool): at most one per kernel,
+ * with pointwise prologues and epilogue fused around it */
+bool gcr_is_anchor_kind(gcr_kind k);
 
 typedef enum gcr_fuse_how {
     GCR_FUSE_POINTWISE,  /* producer pointwise -> consumer pointwise, same space */
@@ -230,7 +233,7 @@ gcr_status gcr_pass_epilogue(gcr_ir *ir);    /* pointwise tails into conv/linear
 gcr_status gcr_pass_prologue(gcr_ir *ir);    /* pointwise producers into conv/matmul loads */
 gcr_status gcr_pass_reduction(gcr_ir *ir);   /* producers/consumers into reductions and pools */
 gcr_status gcr_pass_horizontal(gcr_ir *ir);  /* sibling groups on a shared input (knob) */
-/* link + all passes (as the knobs say) + gcr_ir_build_kernels + gcr_plan */
+/* link + all passes (as the knobs say) + gcr_ir_build_kernels + gcr_plan (optimize.c) */
 gcr_status gcr_ir_optimize(gcr_ir *ir);
 
 /* Turns the groups into the launch list (topologically ordered). */

@@ -1,15 +1,9 @@
 /* kernels.c — from fusion groups to the launch list: each group becomes one kernel (an eager
  * call, or a fused group with anchor, prologues and a pointwise expression DAG), ordered
- * topologically; gcr_ir_optimize() runs the whole pipeline. */
+ * topologically. */
 #include "ir.h"
 #include <stdio.h>
 #include <stdlib.h>
-
-static bool is_anchor_op(gcr_op op)
-{
-    gcr_kind k = gcr_op_table[op].kind;
-    return k == GCR_KIND_CONV || k == GCR_KIND_MATMUL || k == GCR_KIND_REDUCE || k == GCR_KIND_POOL;
-}
 
 /* scratch for building one group */
 typedef struct builder {
@@ -327,7 +321,7 @@ static gcr_status order_kernels(gcr_ir *ir, int *kof, int nk, const int *count, 
             if (s != GCR_OK) break;
         }
         K->nodes[K->n_nodes++] = i;
-        if (is_anchor_op(ir->nodes[i].op)) K->node = i;
+        if (gcr_is_anchor_kind(gcr_op_table[ir->nodes[i].op].kind)) K->node = i;
         const gcr_node *nd = &ir->nodes[i];
         for (int k = 0; k < nd->n_in; k++) {
             int p = nd->in[k] < 0 ? -1 : bytes_producer(ir, nd->in[k]);
@@ -431,22 +425,4 @@ out:
     free(sc.slot);
     free(sc.member);
     return s;
-}
-
-gcr_status gcr_ir_optimize(gcr_ir *ir)
-{
-    GCR_TRY(gcr_ir_link(ir));
-    for (int i = 0; i < ir->n_nodes; i++) ir->nodes[i].group = i;
-    if (ir->ctx->knobs.fusion) {
-        GCR_TRY(gcr_pass_fold_bn(ir));
-        GCR_TRY(gcr_fuse_begin(ir));
-        GCR_TRY(gcr_pass_pointwise(ir));
-        GCR_TRY(gcr_pass_epilogue(ir));
-        GCR_TRY(gcr_pass_prologue(ir));
-        GCR_TRY(gcr_pass_reduction(ir));
-        GCR_TRY(gcr_pass_horizontal(ir));
-        gcr_fuse_end(ir);
-    }
-    GCR_TRY(gcr_ir_build_kernels(ir));
-    return gcr_plan(ir);
 }

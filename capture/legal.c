@@ -75,7 +75,7 @@ int gcr_group_find(gcr_ir *ir, int n)
     return n;
 }
 
-static bool is_anchor_kind(gcr_kind k)
+bool gcr_is_anchor_kind(gcr_kind k)
 {
     return k == GCR_KIND_CONV || k == GCR_KIND_MATMUL || k == GCR_KIND_REDUCE || k == GCR_KIND_POOL;
 }
@@ -200,7 +200,7 @@ gcr_status gcr_fuse_begin(gcr_ir *ir)
         f->next[i] = -1;
         f->tail[i] = i;
         f->size[i] = 1;
-        f->anchors[i] = is_anchor_kind(gcr_op_table[nd->op].kind);
+        f->anchors[i] = gcr_is_anchor_kind(gcr_op_table[nd->op].kind);
         f->anchor[i] = f->anchors[i] ? i : -1;
         f->pointwise[i] = gcr_op_table[nd->op].kind == GCR_KIND_POINTWISE;
         f->uniform[i] = 1;
@@ -243,7 +243,7 @@ bool gcr_fuse_enabled(const gcr_ir *ir, int n)
     const gcr_node *nd = &ir->nodes[n];
     gcr_kind k = gcr_op_table[nd->op].kind;
     if (!ir->ctx->knobs.fusion || nd->dead || nd->nofuse) return false;
-    if (k != GCR_KIND_POINTWISE && !is_anchor_kind(k)) return false;
+    if (k != GCR_KIND_POINTWISE && !gcr_is_anchor_kind(k)) return false;
     return !kind_skipped(ir, k);
 }
 
@@ -442,7 +442,7 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
         break;
     case GCR_FUSE_EPILOGUE: {
         /* anchor a's result read only by b's pointwise group, which iterates over that result */
-        if (!is_anchor_kind(ka) || kb != GCR_KIND_POINTWISE || f->anchors[rb]) return false;
+        if (!gcr_is_anchor_kind(ka) || kb != GCR_KIND_POINTWISE || f->anchors[rb]) return false;
         if (va->out_index >= 0 || va->n_cons == 0) return false;
         int nc;
         const int *cons = gcr_ir_consumers(ir, na->out, &nc);
@@ -457,7 +457,7 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
     case GCR_FUSE_PROLOGUE:
         /* a's pointwise group computes only u = a's value, which anchor b alone reads, at a slot
          * whose loads may be transformed: no other member is an output or read outside */
-        if (ka != GCR_KIND_POINTWISE || !is_anchor_kind(kb) || f->anchors[ra]) return false;
+        if (ka != GCR_KIND_POINTWISE || !gcr_is_anchor_kind(kb) || f->anchors[ra]) return false;
         if (f->anchors[rb] != 1 || f->anchor[rb] != b) return false;
         if (prologue_slot(ir, b, na->out) < 0) return false;
         if (va->out_index >= 0 || va->n_cons != 1) return false;

@@ -33,7 +33,7 @@ int gcr_cuda_arch(gcr_ctx *ctx); /* e.g. 90 */
 /* Text of an embedded kernel source by file name, or NULL. */
 const char *gcr_cuda_embedded(const char *name);
 
-/* ---------------------------------------------------------------- additions (cuda1) */
+/* ---------------------------------------------------------------- driver API */
 #include <cuda.h> /* types only: the driver is reached through entry points, never linked */
 
 /* Driver API entry points, fetched once per process with cudaGetDriverEntryPointByVersion. */
