@@ -1,5 +1,5 @@
 /* ctx.c — context life cycle: device selection (auto, GCR_DEVICE, options), knobs from the
- * environment, and the backend's init/fini. */
+ * environment, the backend's init/fini, and the recorder's state freed with the context. */
 #include "internal.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +129,7 @@ gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
 void gcr_ctx_destroy(gcr_ctx *ctx)
 {
     if (!ctx) return;
-    gcr_capture_ctx_free(ctx);
+    if (ctx->rec) ctx->rec->free(ctx); /* graphs and regions hold tensors: before the list */
     while (ctx->live.next != &ctx->live) gcr_tensor_free(ctx->live.next);
     if (ctx->be && ctx->be->fini) ctx->be->fini(ctx);
     knobs_free(&ctx->knobs);

@@ -1,5 +1,6 @@
 /* dispatch.c — the single path every op call takes: infer and validate (gcr_infer, then the
- * backend's own limits), then run eagerly on the context's backend or record in the current trace. */
+ * backend's own limits), then run eagerly on the context's backend or hand to the recorder that the
+ * capture layer installed on the context (gcr_recorder) while it records. */
 #include "internal.h"
 #include <stdio.h>
 
@@ -36,7 +37,10 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
         gcr_set_error(ctx, s, "%s", err);
         return NULL;
     }
-    if (ctx->mode != GCR_MODE_EAGER) return gcr_trace_record(ctx, c, &out);
+    if (ctx->mode != GCR_MODE_EAGER) {
+        GCR_CHECK_NULL(ctx, ctx->rec, GCR_ERR_INTERNAL, "%s: the context records with no recorder installed", name);
+        return ctx->rec->record(ctx, c, &out);
+    }
 
     for (int i = 0; i < c->n_in; i++) {
         gcr_tensor *t = c->in[i];

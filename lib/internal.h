@@ -147,8 +147,8 @@ struct gcr_tensor {
      * replay/region.c, which keeps in seq when it retired one) */
     gcr_tensor *prev, *next;
     uint64_t seq;
-    /* capture: the trace and value this tensor stands for (traced tensors only; a region's
-     * retired tensor keeps its region and has value -1) */
+    /* owned by the recorder (the ctx's gcr_recorder, which replay/ installs): the trace
+     * and value a traced tensor stands for, plain data lib/ only initialises (value -1) */
     void *trace;
     int value;
 };
@@ -225,7 +225,21 @@ const gcr_backend *gcr_cuda_backend_get(void);
 
 typedef enum { GCR_MODE_EAGER, GCR_MODE_CAPTURE, GCR_MODE_CHECK } gcr_mode;
 
-struct gcr_region;
+/* What lib/ calls while a ctx records instead of running (mode not EAGER), or when a tensor holds
+ * no data. The layer above (replay/) installs it on the ctx, with its state in ctx->rec_state, the
+ * first time the ctx captures or runs a region; lib/ names no function of that layer. */
+typedef struct gcr_recorder {
+    /* Records c (already validated to meta out); returns the traced tensor, or NULL with the
+     * error set. */
+    gcr_tensor *(*record)(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
+    /* Whether fn (tensor_to_host / tensor_from_host, write true for the latter) may touch t now:
+     * refuses, with the reason recorded on t's ctx, a tensor without data (saying why it has
+     * none), a region's tensor inside its own body, and a write into a tensor that the open
+     * capture or region pass has already read (the graph reads its inputs when it runs). */
+    gcr_status (*host_access)(const gcr_tensor *t, bool write, const char *fn);
+    /* Frees ctx->rec_state and everything it holds (graphs, regions, an open trace). */
+    void (*free)(gcr_ctx *ctx);
+} gcr_recorder;
 
 struct gcr_ctx {
     gcr_device device;
@@ -240,9 +254,8 @@ struct gcr_ctx {
     gcr_mode mode;
     gcr_status capture_err; /* first error recorded while capturing or checking since the capture or
                                region pass began or the error was cleared: it fails that capture */
-    void *trace;           /* current trace while capturing or checking (capture/) */
-    struct gcr_region *regions; /* uthash by name (replay/) */
-    struct gcr_region *region;  /* region whose body runs now */
+    const gcr_recorder *rec; /* NULL until the ctx first captures or runs a region */
+    void *rec_state;       /* the recorder's: open trace, regions, explicit graphs */
     void *cpu_scratch;     /* CPU backend's reusable buffers */
 };
 
@@ -291,18 +304,6 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c);
 gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, char *err, size_t errn);
 /* Element offset a view call adds to its source (SLICE start * stride; 0 otherwise). */
 int64_t gcr_view_offset(const gcr_call *c);
-
-/* ---------------------------------------------------------------- capture hooks (capture/) */
-
-/* Records c (already inferred to meta out) in the current trace; returns the traced tensor. */
-gcr_tensor *gcr_trace_record(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
-/* Frees everything capture and replay keep on ctx (regions, open trace). */
-void gcr_capture_ctx_free(gcr_ctx *ctx);
-/* Whether fn (tensor_to_host / tensor_from_host, write true for the latter) may touch t now:
- * refuses, with the reason recorded on t's ctx, a tensor without data (saying why it has none),
- * a region's tensor inside its own body, and a write into a tensor that the open capture or
- * region pass has already read (the graph reads its inputs when it runs, after the write). */
-gcr_status gcr_trace_host_access(const gcr_tensor *t, bool write, const char *fn);
 
 /* ---------------------------------------------------------------- dtype helpers */
 

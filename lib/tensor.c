@@ -238,8 +238,13 @@ static gcr_status check_io(const gcr_tensor *t, const void *p, size_t bytes, boo
     GCR_CHECK(t->ctx, p, GCR_ERR_INVALID, "%s: NULL host pointer for %s", fn, gcr_meta_str(&t->m, b, sizeof b));
     GCR_CHECK(t->ctx, bytes == gcr_tensor_nbytes(t), GCR_ERR_SHAPE, "%s: %zu bytes given, %s holds %zu", fn,
               bytes, gcr_meta_str(&t->m, b, sizeof b), gcr_tensor_nbytes(t));
-    /* traced tensors, and any tensor while a capture or region body records, follow capture's rules */
-    if (!t->st || t->ctx->mode != GCR_MODE_EAGER) return gcr_trace_host_access(t, write, fn);
+    /* traced tensors, and any tensor while a capture or region body records, follow the recorder's
+     * rules; a tensor without data needs one to have been made */
+    if (!t->st || t->ctx->mode != GCR_MODE_EAGER) {
+        GCR_CHECK(t->ctx, t->ctx->rec, GCR_ERR_INTERNAL, "%s: %s holds no data and no recorder made it", fn,
+                  gcr_meta_str(&t->m, b, sizeof b));
+        return t->ctx->rec->host_access(t, write, fn);
+    }
     return GCR_OK;
 }
 

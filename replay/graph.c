@@ -492,7 +492,7 @@ void gcr_graph_free(gcr_graph *g)
         HASH_DEL(g->variants, v);
         variant_free(g, v);
     }
-    gcr_capstate *cs = g->ctx->trace;
+    gcr_capstate *cs = gcr_capstate_of(g->ctx);
     if (cs && (cs->graphs == g || g->prev)) {
         if (g->prev) g->prev->next = g->next;
         else cs->graphs = g->next;

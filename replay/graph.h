@@ -2,11 +2,12 @@
  * that runs a variant's launch list. The CPU executor (replay/cpu_exec.c) runs fused groups as
  * tile programs; CUDA builds run replay/cuda_exec.c (gcr_cuda_executor); the generic executor
  * (every node through the backend's run(), fused groups' internals in scratch) serves a backend
- * without one, and tests (GCR_TEST_EXECUTOR=generic). */
+ * without one, and tests (GCR_TEST_EXECUTOR=generic). Also the capture API's state on the ctx
+ * (replay/capture.c) and the region hooks it calls (replay/region.c). */
 #ifndef GCR_REPLAY_GRAPH_H
 #define GCR_REPLAY_GRAPH_H
 
-#include "../capture/ir.h"
+#include "../capture/trace.h"
 #include "../lib/hash.h"
 
 typedef struct gcr_variant gcr_variant;
@@ -75,8 +76,6 @@ typedef struct gcr_prof_event {
     double ts_us, dur_us;
 } gcr_prof_event;
 
-/* Frees an explicit capture's trace with the traced handles it made (NULL: nothing). */
-void gcr_trace_free(gcr_ir *ir);
 /* Frees g and its variants; gcr_graph_destroy is this for graphs the user owns (not a region's). */
 void gcr_graph_free(gcr_graph *g);
 /* Makes a graph from a finished trace and runs it once. With owns_handles (explicit capture) the
@@ -94,8 +93,6 @@ gcr_tensor *gcr_variant_bound(gcr_variant *v, int value);
 gcr_status gcr_variant_call(gcr_variant *v, const gcr_node *nd, int x0, gcr_call *c);
 /* Runs one node through the backend's run() on bound tensors. */
 gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node);
-/* Records call c in trace ir (used by capture and by regions diverging from a variant). */
-gcr_tensor *gcr_trace_record_in(gcr_ir *ir, const gcr_call *c, const gcr_meta *out);
 /* The trace of the region whose body is capturing now, or NULL. */
 gcr_ir *gcr_region_open_trace(gcr_ctx *ctx);
 /* Points output handles at variant v's output buffers (meta included): each shares the storage
@@ -108,26 +105,30 @@ void gcr_prof_write(gcr_graph *g);
 /* Dumps (knobs.dump) of a variant: trace/fused text and dot, source, plan. */
 void gcr_dump_variant(gcr_graph *g, gcr_variant *v);
 
-/* capture state kept on ctx->trace: the open trace and the ctx's explicit graphs */
+/* The recorder's state on ctx->rec_state (replay/capture.c): the open explicit trace, the ctx's
+ * explicit graphs and its regions. */
 typedef struct gcr_capstate {
-    gcr_ir *cur;             /* open trace (CAPTURE mode) */
-    gcr_graph *graphs;       /* explicit graphs not yet destroyed */
-    unsigned long dumps;     /* variants dumped so far (file names) */
+    gcr_ir *cur;                /* open trace (explicit capture, CAPTURE mode) */
+    gcr_graph *graphs;          /* explicit graphs not yet destroyed */
+    unsigned long dumps;        /* variants dumped so far (file names) */
+    struct gcr_region *regions; /* uthash by name (replay/region.c) */
+    struct gcr_region *region;  /* the region whose body runs now, or NULL */
 } gcr_capstate;
+/* ctx's state, made on first use with the recorder installed on ctx (NULL on OOM). */
 gcr_capstate *gcr_capstate_get(gcr_ctx *ctx);
-
-/* Whether the first n values of trace ir read storage st (an external input or constant). */
-bool gcr_trace_reads(const gcr_ir *ir, int n, const gcr_storage *st);
+/* ctx's state, or NULL when the ctx has not captured or run a region yet. */
+gcr_capstate *gcr_capstate_of(const gcr_ctx *ctx);
 
 /* regions (replay/region.c) */
 gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
 gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t);
+/* Frees ctx's regions (the recorder's state_free). */
 void gcr_regions_free(gcr_ctx *ctx);
 /* A replay of g, a graph of region r, ended with s: r's other results stop holding data (or all
  * do, when s failed). */
 void gcr_region_graph_ran(struct gcr_region *r, gcr_graph *g, gcr_status s);
 const char *gcr_region_name(const struct gcr_region *r);
-/* gcr_trace_host_access's region rules: a region's tensor inside its own body, a write into a
+/* The recorder's host-access rules for regions: a region's tensor inside its own body, a write into a
  * tensor its pass has already read, and why a region's tensor has no data. */
 gcr_status gcr_region_host_access(const gcr_tensor *t, bool write, const char *fn);
 /* Tensor handles region name keeps, live and retired (tests: bounded by its cache). */

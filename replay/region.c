@@ -1,18 +1,21 @@
 /* region.c — GCR_REGION: the first pass of a loop body captures; later passes run the body in
- * check mode, matching each op call against the recorded trace of the current variant (op,
+ * check mode, matching each op call against the current cache entry's recorded trace (op,
  * params bytes, input handles, and external inputs by handle and dtype/shape/strides) and
- * returning the same handles, then replay that variant's graph at the region's end. A pass that
- * differs switches to another cached variant with the same prefix, or diverges: a new trace
+ * returning the same handles, then replay that entry's graph at the region's end. A pass that
+ * differs switches to another cached entry with the same prefix, or diverges: a new trace
  * copies the matched prefix (reusing its handles) and records the rest; at the end a new graph
  * is built for it (knobs.retrace) or its op list runs eagerly. A stale graph never runs. A pass
  * in which an op (or any call) failed runs nothing.
  *
- * What handles hold: only the outputs of the variant that ran last ("bound") hold data; when
- * another variant runs, the old one's outputs that the new one does not output are unbound, so
- * a tensor never shows an earlier pass's data. A new variant is built and run before the least
+ * The region's cache holds ENTRIES, one per distinct pass: a recorded trace and the graph built
+ * from it (not to be confused with a graph's variants, one per input signature, graph.h).
+ *
+ * What handles hold: only the outputs of the entry that ran last ("bound") hold data; when
+ * another entry runs, the old one's outputs that the new one does not output are unbound, so
+ * a tensor never shows an earlier pass's data. A new entry is built and run before the least
  * recently used one is evicted, so a pass may read the previous pass's outputs (recurrent state)
- * whatever the cache size. Handles live on the region's list while a cached variant's trace
- * holds them (as a value, or as an external input); the others (their variant was evicted, or
+ * whatever the cache size. Handles live on the region's list while a cached entry's trace
+ * holds them (as a value, or as an external input); the others (their entry was evicted, or
  * their pass failed) are retired: unbound, value -1, and freed after graph_cache further
  * retirements, so what a region keeps is bounded by its cache whatever the input pattern.
  *
@@ -25,34 +28,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct gcr_rvariant {
+/* one entry of a region's cache: a distinct pass of the body */
+typedef struct gcr_rentry {
     gcr_ir *trace;        /* owner = the region; linked */
-    gcr_graph *graph;     /* NULL: run eagerly (retrace=0 after the first variant) */
-    uint64_t last_used;
-    struct gcr_rvariant *next;
-} gcr_rvariant;
+    gcr_graph *graph;     /* NULL: run eagerly (retrace=0 after the first entry) */
+    uint64_t last_used;   /* LRU stamp (the region's clock) */
+    struct gcr_rentry *next;
+} gcr_rentry;
 
 typedef struct gcr_region gcr_region;
 struct gcr_region {
     UT_hash_handle hh;
     char *name;
     gcr_ctx *ctx;
-    gcr_rvariant *variants;
-    gcr_rvariant *cur;    /* checked against now / last run */
-    gcr_rvariant *bound;  /* whose outputs hold data (the one run last), or NULL */
+    gcr_rentry *entries;  /* the cache, newest first */
+    int n_entries;        /* kept, so eviction never recounts the list */
+    gcr_rentry *cur;      /* checked against now / last run */
+    gcr_rentry *bound;    /* whose outputs hold data (the one run last), or NULL */
     gcr_ir *open;         /* trace being recorded (capture mode) */
     int prefix_values;    /* values of `open` copied from an earlier trace */
     int cursor;           /* check mode: next node to match */
     int n_marks, cap_marks;
     gcr_tensor **marks;   /* gcr_graph_output calls of this pass */
-    gcr_tensor handles;   /* sentinel of the list of the traced tensors that cached variants hold
+    gcr_tensor handles;   /* sentinel of the list of the traced tensors that cached entries hold
                              (owned; stable across passes), chained through the handles' list links */
     gcr_tensor retired;   /* sentinel of the list of retired handles (seq: their retirement) */
     uint64_t retirements; /* collections that retired handles */
     uint64_t clock;
 };
 
-gcr_ir *gcr_region_open_trace(gcr_ctx *ctx) { return ctx->region ? ctx->region->open : NULL; }
+/* The region whose body runs now on ctx, or NULL. */
+static gcr_region *region_now(const gcr_ctx *ctx)
+{
+    const gcr_capstate *cs = gcr_capstate_of(ctx);
+    return cs ? cs->region : NULL;
+}
+
+/* ctx's region named name, or NULL. */
+static gcr_region *region_find(const gcr_ctx *ctx, const char *name)
+{
+    const gcr_capstate *cs = gcr_capstate_of(ctx);
+    gcr_region *r = NULL;
+    if (cs) HASH_FIND_STR(cs->regions, name, r);
+    return r;
+}
+
+gcr_ir *gcr_region_open_trace(gcr_ctx *ctx)
+{
+    gcr_region *r = region_now(ctx);
+    return r ? r->open : NULL;
+}
 
 static gcr_status push_ptr(gcr_ctx *ctx, gcr_tensor ***arr, int *n, int *cap, gcr_tensor *t)
 {
@@ -67,9 +92,9 @@ static gcr_status push_ptr(gcr_ctx *ctx, gcr_tensor ***arr, int *n, int *cap, gc
     return GCR_OK;
 }
 
-/* ---------------------------------------------------------------- variants */
+/* ---------------------------------------------------------------- cache entries */
 
-static void rvariant_free(gcr_rvariant *w)
+static void entry_free(gcr_rentry *w)
 {
     if (!w) return;
     gcr_graph_free(w->graph);
@@ -77,16 +102,9 @@ static void rvariant_free(gcr_rvariant *w)
     free(w);
 }
 
-static int count_variants(const gcr_region *r)
-{
-    int n = 0;
-    for (const gcr_rvariant *w = r->variants; w; w = w->next) n++;
-    return n;
-}
-
 static int cache_cap(const gcr_region *r) { return r->ctx->knobs.graph_cache > 0 ? r->ctx->knobs.graph_cache : 1; }
 
-/* whether h is an output of trace tr (then a run of tr's variant binds it) */
+/* whether h is an output of trace tr (then a run of tr's entry binds it) */
 static bool outputs_handle(const gcr_ir *tr, const gcr_tensor *h)
 {
     return h->value >= 0 && h->value < tr->n_values && tr->values[h->value].handle == h &&
@@ -101,9 +119,9 @@ static void unbind_outputs(const gcr_ir *tr)
     }
 }
 
-/* w ran: the outputs of the variant that ran before it which w does not output lose their data
+/* w ran: the outputs of the entry that ran before it which w does not output lose their data
  * (they hold an earlier pass's results, or point into a graph that may be evicted) */
-static void now_bound(gcr_region *r, gcr_rvariant *w)
+static void now_bound(gcr_region *r, gcr_rentry *w)
 {
     if (r->bound && r->bound != w) {
         const gcr_ir *old = r->bound->trace;
@@ -115,8 +133,8 @@ static void now_bound(gcr_region *r, gcr_rvariant *w)
     r->bound = w;
 }
 
-/* No result of the region holds data: after a failed run of trace tr's variant (which may have
- * bound some of its outputs), a failed pass (tr NULL), or the eviction of the bound variant. */
+/* No result of the region holds data: after a failed run of trace tr's entry (which may have
+ * bound some of its outputs), a failed pass (tr NULL), or the eviction of the bound entry. */
 static void unbind_all(gcr_region *r, const gcr_ir *tr)
 {
     unbind_outputs(r->bound ? r->bound->trace : NULL);
@@ -124,21 +142,22 @@ static void unbind_all(gcr_region *r, const gcr_ir *tr)
     r->bound = NULL;
 }
 
-/* Evicts least recently used variants, never keep, until the cache holds at most its cap. */
-static void evict(gcr_region *r, const gcr_rvariant *keep)
+/* Evicts least recently used entries, never keep, until the cache holds at most its cap. */
+static void evict(gcr_region *r, const gcr_rentry *keep)
 {
     int cap = cache_cap(r);
-    while (count_variants(r) > cap) {
-        gcr_rvariant **old = NULL;
-        for (gcr_rvariant **p = &r->variants; *p; p = &(*p)->next)
+    while (r->n_entries > cap) {
+        gcr_rentry **old = NULL;
+        for (gcr_rentry **p = &r->entries; *p; p = &(*p)->next)
             if (*p != keep && (!old || (*p)->last_used < (*old)->last_used)) old = p;
         if (!old) break;
-        gcr_rvariant *w = *old;
+        gcr_rentry *w = *old;
         *old = w->next;
+        r->n_entries--;
         if (r->cur == w) r->cur = NULL;
         if (r->bound == w) unbind_all(r, NULL);
         gcr_info(r->ctx, "region %s: evicting its least recently used graph (cap %d)", r->name, cap);
-        rvariant_free(w);
+        entry_free(w);
     }
 }
 
@@ -163,17 +182,17 @@ static void unlink_handle(gcr_tensor *t)
     t->next = t->prev = NULL;
 }
 
-/* Retires the handles no cached variant's trace holds any more (a user may still hold them: they
+/* Retires the handles no cached entry's trace holds any more (a user may still hold them: they
  * lose their data and read as evicted), and frees those retired graph_cache retirements ago.
  * Without memory for the bookkeeping nothing is retired this time (the next collection does it). */
 static void collect(gcr_region *r)
 {
     size_t n = 0;
-    for (const gcr_rvariant *w = r->variants; w; w = w->next) n += 2 * (size_t)w->trace->n_values;
+    for (const gcr_rentry *w = r->entries; w; w = w->next) n += 2 * (size_t)w->trace->n_values;
     gcr_tensor **held = malloc(sizeof *held * (n ? n : 1));
     if (held) {
         size_t k = 0;
-        for (const gcr_rvariant *w = r->variants; w; w = w->next)
+        for (const gcr_rentry *w = r->entries; w; w = w->next)
             for (int v = 0; v < w->trace->n_values; v++) {
                 const gcr_value *x = &w->trace->values[v];
                 if (x->handle) held[k++] = x->handle;
@@ -201,7 +220,7 @@ static void collect(gcr_region *r)
     }
 }
 
-static gcr_status run_variant(gcr_region *r, gcr_rvariant *w)
+static gcr_status run_entry(gcr_region *r, gcr_rentry *w)
 {
     w->last_used = ++r->clock;
     r->cur = w;
@@ -214,7 +233,7 @@ static gcr_status run_variant(gcr_region *r, gcr_rvariant *w)
 
 void gcr_region_graph_ran(struct gcr_region *r, gcr_graph *g, gcr_status s)
 {
-    gcr_rvariant *w = r->variants;
+    gcr_rentry *w = r->entries;
     while (w && w->graph != g) w = w->next;
     if (!w) return;
     if (s == GCR_OK) now_bound(r, w);
@@ -278,7 +297,7 @@ static bool marks_match(const gcr_region *r, const gcr_ir *tr)
 /* values of trace tr that its first i nodes read or make */
 static int prefix_values(const gcr_ir *tr, int i) { return i == 0 ? 0 : tr->nodes[i - 1].out + 1; }
 
-/* The pass leaves variant cur at node i: record from here into a new trace with cur's prefix
+/* The pass leaves entry cur at node i: record from here into a new trace with cur's prefix
  * (the caller puts the ctx in capture mode while the body still runs). */
 static gcr_status diverge(gcr_region *r, int i)
 {
@@ -304,7 +323,7 @@ static gcr_status diverge(gcr_region *r, int i)
 
 gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out)
 {
-    gcr_region *r = ctx->region;
+    gcr_region *r = region_now(ctx);
     if (!r || !r->cur) {
         gcr_set_error(ctx, GCR_ERR_INTERNAL, "%s: check mode outside a region", gcr_op_table[c->op].name);
         return NULL;
@@ -314,7 +333,7 @@ gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *ou
         r->cursor++;
         return r->cur->trace->values[r->cur->trace->nodes[i].out].handle;
     }
-    for (gcr_rvariant *w = r->variants; w; w = w->next) {
+    for (gcr_rentry *w = r->entries; w; w = w->next) {
         if (w == r->cur || !same_prefix(w->trace, r->cur->trace, i) || !node_matches(w->trace, i, c)) continue;
         r->cur = w;
         r->cursor++;
@@ -327,7 +346,7 @@ gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *ou
 
 gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t)
 {
-    gcr_region *r = ctx->region;
+    gcr_region *r = region_now(ctx);
     GCR_CHECK(ctx, r && r->cur, GCR_ERR_INTERNAL, "graph_output: check mode outside a region");
     const gcr_ir *tr = r->cur->trace;
     GCR_CHECK(ctx, (t->flags & GCR_TF_TRACED) && t->trace == r && t->value >= 0 && t->value < tr->n_values &&
@@ -343,8 +362,8 @@ gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t)
 
 /* ---------------------------------------------------------------- begin / end */
 
-/* A new region named name in ctx's table, or NULL with GCR_ERR_OOM recorded. */
-static gcr_region *region_new(gcr_ctx *ctx, const char *name)
+/* A new region named name in ctx's table (cs, its recorder state), or NULL with GCR_ERR_OOM recorded. */
+static gcr_region *region_new(gcr_ctx *ctx, gcr_capstate *cs, const char *name)
 {
     gcr_region *r = calloc(1, sizeof *r);
     if (r) r->name = strdup(name);
@@ -352,7 +371,7 @@ static gcr_region *region_new(gcr_ctx *ctx, const char *name)
         r->ctx = ctx;
         r->handles.next = r->handles.prev = &r->handles;
         r->retired.next = r->retired.prev = &r->retired;
-        HASH_ADD_KEYPTR(hh, ctx->regions, r->name, strlen(r->name), r);
+        HASH_ADD_KEYPTR(hh, cs->regions, r->name, strlen(r->name), r);
         if (!GCR_HASH_ADD_FAILED(r)) return r;
     }
     if (r) free(r->name);
@@ -373,9 +392,13 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
                       name);
         return 0;
     }
-    gcr_region *r = NULL;
-    HASH_FIND_STR(ctx->regions, name, r);
-    if (!r && !(r = region_new(ctx, name))) return 0;
+    gcr_capstate *cs = gcr_capstate_get(ctx);
+    if (!cs) {
+        gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", name);
+        return 0;
+    }
+    gcr_region *r = region_find(ctx, name);
+    if (!r && !(r = region_new(ctx, cs, name))) return 0;
     r->n_marks = 0;
     r->cursor = 0;
     ctx->capture_err = GCR_OK; /* an error recorded from here to the body's end fails the pass */
@@ -383,15 +406,15 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
         r->open = gcr_ir_new(ctx, r);
         if (!r->open) return 0;
         r->prefix_values = 0;
-        ctx->region = r;
+        cs->region = r;
         ctx->mode = GCR_MODE_CAPTURE;
         return 1;
     }
-    if (!ctx->knobs.guards) { /* unchecked: the last variant replays, the body is skipped */
-        run_variant(r, r->cur);
+    if (!ctx->knobs.guards) { /* unchecked: the last entry replays, the body is skipped */
+        run_entry(r, r->cur);
         return 0;
     }
-    ctx->region = r;
+    cs->region = r;
     ctx->mode = GCR_MODE_CHECK;
     return 1;
 }
@@ -404,8 +427,8 @@ static void adopt_handles(gcr_region *r, gcr_ir *tr)
         if (tr->values[v].handle) push_handle(&r->handles, tr->values[v].handle);
 }
 
-/* capture (or diverged) pass: build, or interpret, the open trace as a new variant. It joins the
- * cache only once it ran, and the least recently used variant is evicted only then, so a failed
+/* capture (or diverged) pass: build, or interpret, the open trace as a new entry. It joins the
+ * cache only once it ran, and the least recently used entry is evicted only then, so a failed
  * build leaves the cache as it was and a pass may read the previous pass's outputs. On failure
  * the open trace stays for fail_pass. */
 static gcr_status finish_capture(gcr_region *r)
@@ -414,11 +437,11 @@ static gcr_status finish_capture(gcr_region *r)
     gcr_ir *tr = r->open;
     if (tr->failed) return tr->failed;
     GCR_TRY(gcr_ir_link(tr));
-    gcr_rvariant *w = calloc(1, sizeof *w);
+    gcr_rentry *w = calloc(1, sizeof *w);
     if (!w) return gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", r->name);
     w->trace = tr;
     gcr_status s;
-    if (!r->variants || ctx->knobs.retrace) {
+    if (!r->entries || ctx->knobs.retrace) {
         s = gcr_graph_from_trace(ctx, tr, false, &w->graph);
     } else {
         gcr_info(ctx, "region %s: running the new trace eagerly (retrace=0)", r->name);
@@ -432,8 +455,9 @@ static gcr_status finish_capture(gcr_region *r)
     if (w->graph) w->graph->region = r;
     adopt_handles(r, tr);
     r->open = NULL;
-    w->next = r->variants;
-    r->variants = w;
+    w->next = r->entries;
+    r->entries = w;
+    r->n_entries++;
     w->last_used = ++r->clock;
     r->cur = w;
     now_bound(r, w);
@@ -455,27 +479,27 @@ static void fail_pass(gcr_region *r, gcr_status s)
     gcr_set_error(r->ctx, s, "region %s: the pass failed; nothing ran and its tensors hold no data", r->name);
 }
 
-/* The body ended in check mode: run the variant that matches the whole pass, or record a new one
+/* The body ended in check mode: run the entry that matches the whole pass, or record a new one
  * from the point where the pass left the recorded ones. */
 static gcr_status end_check(gcr_region *r)
 {
     int i = r->cursor;
-    gcr_rvariant *hit = NULL;
+    gcr_rentry *hit = NULL;
     if (r->cur->trace->n_nodes == i && marks_match(r, r->cur->trace)) hit = r->cur;
-    for (gcr_rvariant *w = r->variants; w && !hit; w = w->next)
+    for (gcr_rentry *w = r->entries; w && !hit; w = w->next)
         if (w->trace->n_nodes == i && same_prefix(w->trace, r->cur->trace, i) && marks_match(r, w->trace)) hit = w;
-    return hit ? run_variant(r, hit) : diverge(r, i);
+    return hit ? run_entry(r, hit) : diverge(r, i);
 }
 
 int gcr_region_end(gcr_ctx *ctx)
 {
     if (!ctx) return 0;
-    gcr_region *r = ctx->region;
+    gcr_region *r = region_now(ctx);
     if (!r) return 0;
     gcr_status s = ctx->capture_err;
     gcr_mode mode = ctx->mode;
     ctx->mode = GCR_MODE_EAGER;
-    ctx->region = NULL;
+    gcr_capstate_of(ctx)->region = NULL;
     if (s == GCR_OK && mode == GCR_MODE_CHECK) s = end_check(r);
     if (s == GCR_OK && r->open) s = finish_capture(r);
     if (s != GCR_OK) fail_pass(r, s);
@@ -485,25 +509,27 @@ int gcr_region_end(gcr_ctx *ctx)
 gcr_graph *gcr_region_graph(gcr_ctx *ctx, const char *name)
 {
     if (!ctx || !name) return NULL;
-    gcr_region *r = NULL;
-    HASH_FIND_STR(ctx->regions, name, r);
+    gcr_region *r = region_find(ctx, name);
     return r && r->cur ? r->cur->graph : NULL;
 }
 
 void gcr_regions_free(gcr_ctx *ctx)
 {
+    gcr_capstate *cs = gcr_capstate_of(ctx);
+    if (!cs) return;
     gcr_region *r, *tmp;
-    HASH_ITER(hh, ctx->regions, r, tmp)
+    HASH_ITER(hh, cs->regions, r, tmp)
     {
-        HASH_DEL(ctx->regions, r);
+        HASH_DEL(cs->regions, r);
         if (r->open) {
             adopt_handles(r, r->open);
             gcr_ir_free(r->open);
         }
-        while (r->variants) {
-            gcr_rvariant *w = r->variants;
-            r->variants = w->next;
-            rvariant_free(w);
+        while (r->entries) {
+            gcr_rentry *w = r->entries;
+            r->entries = w->next;
+            r->n_entries--;
+            entry_free(w);
         }
         while (r->handles.next != &r->handles) gcr_tensor_destroy(r->handles.next);
         while (r->retired.next != &r->retired) gcr_tensor_destroy(r->retired.next);
@@ -511,13 +537,12 @@ void gcr_regions_free(gcr_ctx *ctx)
         free(r->name);
         free(r);
     }
-    ctx->region = NULL;
+    cs->region = NULL;
 }
 
 int gcr_region_handle_count(gcr_ctx *ctx, const char *name)
 {
-    gcr_region *r = NULL;
-    HASH_FIND_STR(ctx->regions, name, r);
+    gcr_region *r = region_find(ctx, name);
     int n = 0;
     for (const gcr_tensor *t = r ? r->handles.next : NULL; t && t != &r->handles; t = t->next) n++;
     for (const gcr_tensor *t = r ? r->retired.next : NULL; t && t != &r->retired; t = t->next) n++;
@@ -529,9 +554,10 @@ int gcr_region_handle_count(gcr_ctx *ctx, const char *name)
 /* the region whose tensor t is, or NULL */
 static gcr_region *region_of(gcr_ctx *ctx, const gcr_tensor *t)
 {
-    if (!(t->flags & GCR_TF_TRACED) || !t->trace) return NULL;
+    const gcr_capstate *cs = gcr_capstate_of(ctx);
+    if (!(t->flags & GCR_TF_TRACED) || !t->trace || !cs) return NULL;
     gcr_region *r, *tmp;
-    HASH_ITER(hh, ctx->regions, r, tmp)
+    HASH_ITER(hh, cs->regions, r, tmp)
     if (t->trace == r) return r;
     return NULL;
 }
@@ -539,7 +565,7 @@ static gcr_region *region_of(gcr_ctx *ctx, const gcr_tensor *t)
 gcr_status gcr_region_host_access(const gcr_tensor *t, bool write, const char *fn)
 {
     gcr_ctx *ctx = t->ctx;
-    gcr_region *r = ctx->region, *own = region_of(ctx, t);
+    gcr_region *r = region_now(ctx), *own = region_of(ctx, t);
     char b[96];
     gcr_meta_str(&t->m, b, sizeof b);
     if (r) { /* a body runs: its pass runs at the body's end */
@@ -557,7 +583,7 @@ gcr_status gcr_region_host_access(const gcr_tensor *t, bool write, const char *f
     }
     if (!own || t->st) return GCR_OK;
     GCR_CHECK(ctx, t->value >= 0, GCR_ERR_CAPTURE,
-              "%s: %s is a result of region %s from a variant since evicted from the region's cache "
+              "%s: %s is a result of region %s from a pass since evicted from the region's cache "
               "(graph_cache %d): it holds no data",
               fn, b, own->name, cache_cap(own));
     return gcr_set_error(ctx, GCR_ERR_CAPTURE,
