@@ -41,7 +41,7 @@ ifeq ($(CUDA),1)
   CPPFLAGS += -I$(CUDA_HOME)/include -DGCR_HAVE_CUDA=1
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
   LIBS += -lnvrtc -lcudart
-  KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh))
+  KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh lib/cuda/kernels/*.h))
   GEN_SRC := $(BUILD)/gen/embedded_kernels.c
 else
   SRC := $(filter-out lib/cuda/% replay/cuda_%.c,$(SRC))

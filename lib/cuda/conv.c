@@ -37,13 +37,6 @@
 #define GCR_DENSE_DIRECT 1
 #endif
 
-/* mirror of gcr_dw_args (conv.cuh) */
-typedef struct dw_args {
-    int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
-    int64_t xs[4], ws[4], ys[4];
-    int64_t total, c_fast;
-} dw_args;
-
 static const char *dt_suffix(gcr_dtype dt) { return dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32"; }
 
 char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h, const char *inst)
@@ -143,7 +136,7 @@ static gcr_status launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy,
 
 /* batch-1 classifier / squeeze-excite: a warp per output column streams the weights (kernels/gemm.cuh
  * gcr_gemv_*), for at most 8 rows of 1x1 taps without padding and weights contiguous along k */
-static bool gemv_fits(const gcr_cuda_dense_args *a)
+static bool gemv_fits(const gcr_dense_args *a)
 {
     return a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast;
 }
@@ -153,7 +146,7 @@ static bool gemv_fits(const gcr_cuda_dense_args *a)
  * them; the GEMV kernel puts its columns along grid x instead. */
 #define DENSE_COL_TILE 64
 
-int gcr_cuda_dense_limits(const gcr_cuda_dense_args *a, gcr_cuda_limit *l)
+int gcr_cuda_dense_limits(const gcr_dense_args *a, gcr_cuda_limit *l)
 {
     int n = 0;
     l[n++] = (gcr_cuda_limit){"batch dims that do not collapse (grid z)", a->nz, 4};
@@ -169,7 +162,7 @@ int gcr_cuda_dense_limits(const gcr_cuda_dense_args *a, gcr_cuda_limit *l)
     return n;
 }
 
-gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_args *a, const void *x, const void *w,
+gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w,
                               void *out, const void *bias, const gcr_cuda_hooks *h)
 {
     /* dispatch refused calls past these (gcr_cuda_check), and gcr_cuda_matmul_hooked a fused
@@ -187,7 +180,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_a
     int64_t sms = gcr_cuda_sm_count(ctx);
     /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
      * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
-    gcr_cuda_dense_args v = *a;
+    gcr_dense_args v = *a;
     int64_t ch = dt == GCR_F32 ? 4 : 8;
     int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
     int za_ok = 1, zw_ok = 1;
@@ -263,7 +256,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
 {
     const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m, *y = &out->m;
     const gcr_conv2d_params *p = &c->p.conv;
-    dw_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
+    gcr_dw_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
                  .OW = y->shape[3], .KH = w->shape[2], .KW = w->shape[3], .sh = p->stride[0], .sw = p->stride[1],
                  .ph = p->padding[0], .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1]};
     for (int i = 0; i < 4; i++) {
@@ -311,12 +304,12 @@ static bool is_depthwise(const gcr_call *c)
 }
 
 /* the dense engine's problem for a (non-depthwise) conv with result meta y */
-static gcr_cuda_dense_args conv_dense_args(const gcr_call *c, const gcr_meta *y)
+static gcr_dense_args conv_dense_args(const gcr_call *c, const gcr_meta *y)
 {
     const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m;
     const gcr_conv2d_params *p = &c->p.conv;
     int64_t O = w->shape[0], G = p->groups, Cg = w->shape[1], Og = O / G;
-    gcr_cuda_dense_args a = {.M = x->shape[0] * y->shape[2] * y->shape[3], .N = Og, .K = Cg * w->shape[2] * w->shape[3],
+    gcr_dense_args a = {.M = x->shape[0] * y->shape[2] * y->shape[3], .N = Og, .K = Cg * w->shape[2] * w->shape[3],
                              .OH = y->shape[2], .OW = y->shape[3], .H = x->shape[2], .W = x->shape[3],
                              .KH = w->shape[2], .KW = w->shape[3], .sh = p->stride[0], .sw = p->stride[1],
                              .ph = p->padding[0], .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1]};
@@ -351,14 +344,14 @@ int gcr_cuda_conv2d_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limi
     l[n++] = (gcr_cuda_limit){"padded input height", x->shape[2] + 2 * (int64_t)p->padding[0], GCR_CUDA_IDX_MAX};
     l[n++] = (gcr_cuda_limit){"padded input width", x->shape[3] + 2 * (int64_t)p->padding[1], GCR_CUDA_IDX_MAX};
     if (is_depthwise(c)) return n; /* it indexes outputs in 64 bits past 2^31 */
-    gcr_cuda_dense_args a = conv_dense_args(c, out);
+    gcr_dense_args a = conv_dense_args(c, out);
     return n + gcr_cuda_dense_limits(&a, l + n);
 }
 
 gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
     if (is_depthwise(c)) return depthwise(ctx, c, out, h);
-    gcr_cuda_dense_args a = conv_dense_args(c, &out->m);
+    gcr_dense_args a = conv_dense_args(c, &out->m);
     return gcr_cuda_dense_run(ctx, c->in[0]->m.dtype, &a, gcr_tensor_data(c->in[0]), gcr_tensor_data(c->in[1]),
                               gcr_tensor_data(out), c->in[2] ? gcr_tensor_data(c->in[2]) : NULL, h);
 }

@@ -1,22 +1,10 @@
-/* dense.h — the conv2d / matmul / pool launchers' interface beyond cuda_ops.h: host mirrors of the
- * kernel argument blocks of kernels/gemm.cuh, conv.cuh and pool.cuh, and the hooked launchers
- * through which capture/ codegen runs those kernels with a fused prologue and epilogue. */
+/* dense.h — the conv2d / matmul / pool launchers' interface beyond cuda_ops.h: the hooked launchers
+ * through which capture/ codegen runs those kernels with a fused prologue and epilogue, and the
+ * dense engine's entry points on a gcr_dense_args block (kernels/abi.h). */
 #ifndef GCR_CUDA_DENSE_H
 #define GCR_CUDA_DENSE_H
 
 #include "cuda_ops.h"
-
-/* Mirror of gcr_dense_args (gemm.cuh): same field order, all 64-bit so layouts agree. */
-typedef struct gcr_cuda_dense_args {
-    int64_t M, N, K;
-    int64_t OH, OW, H, W, KH, KW;
-    int64_t sh, sw, ph, pw, dh, dw;
-    int64_t xs[4], ws[4], ys[4];
-    int64_t nz, zshape[4], zx[4], zw[4], zy[4];
-    int64_t zn, zc, zo;
-    int64_t a_kfast, b_kfast;
-    int64_t vec_a, vec_b; /* 16-byte operand loads; gcr_cuda_dense_run sets them */
-} gcr_cuda_dense_args;
 
 /* Fusion hooks. defs: CUDA text placed before the kernel file, defining any of GCR_PROLOGUE,
  * GCR_EPILOGUE and GCR_EXTRA_PARAMS (contract: top of kernels/gemm.cuh), plus helpers they need.
@@ -43,10 +31,10 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
 
 /* The limits of the dense engine's kernels on problem a (gcr_cuda_limit, cuda_ops.h): grid z
  * dims and batch items, rows, columns and their tiles (grid y), reduction length. */
-int gcr_cuda_dense_limits(const gcr_cuda_dense_args *a, gcr_cuda_limit *l);
+int gcr_cuda_dense_limits(const gcr_dense_args *a, gcr_cuda_limit *l);
 
 /* Runs the dense engine on a filled args block: x, w, out, bias (may be NULL) of dtype dt. */
-gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_dense_args *a, const void *x, const void *w,
+gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w,
                               void *out, const void *bias, const gcr_cuda_hooks *h);
 
 /* Program text for dtype dt of kernel file "conv.cuh" or "pool.cuh" with hooks h (may be NULL),

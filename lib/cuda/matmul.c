@@ -40,7 +40,7 @@ static void collapse(batch *b)
  * conv terms (1x1 taps, OH = rows per batch item, OW = 1, no bounds). Batch dims fold into the
  * rows when they collapse to one and B is shared, else become grid z; nz counts them even past
  * the 4 that zshape holds (then the rest of z is left unset: gcr_cuda_dense_limits refuses it). */
-static gcr_cuda_dense_args gemm_args(const gcr_call *c, const gcr_meta *A, const gcr_meta *B, const gcr_meta *Y)
+static gcr_dense_args gemm_args(const gcr_call *c, const gcr_meta *A, const gcr_meta *B, const gcr_meta *Y)
 {
     int nd = Y->ndim;
     int64_t M, N, K, sam, sak, sbk, sbn;
@@ -81,7 +81,7 @@ static gcr_cuda_dense_args gemm_args(const gcr_call *c, const gcr_meta *A, const
     int shared_b = 1;
     for (int d = 0; d < b.n; d++) shared_b &= b.sb[d] == 0;
 
-    gcr_cuda_dense_args a = {.N = N, .K = K, .OH = M, .OW = 1, .H = 1LL << 30, .W = 1LL << 30, .KH = 1, .KW = 1,
+    gcr_dense_args a = {.N = N, .K = K, .OH = M, .OW = 1, .H = 1LL << 30, .W = 1LL << 30, .KH = 1, .KW = 1,
                              .sh = 1, .sw = 1, .dh = 1, .dw = 1};
     a.xs[1] = sak;
     a.xs[2] = sam;
@@ -113,14 +113,14 @@ static gcr_cuda_dense_args gemm_args(const gcr_call *c, const gcr_meta *A, const
 
 int gcr_cuda_matmul_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l)
 {
-    gcr_cuda_dense_args a = gemm_args(c, &c->in[0]->m, &c->in[1]->m, out);
+    gcr_dense_args a = gemm_args(c, &c->in[0]->m, &c->in[1]->m, out);
     return gcr_cuda_dense_limits(&a, l);
 }
 
 gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
     const gcr_meta *A = &c->in[0]->m, *B = &c->in[1]->m;
-    gcr_cuda_dense_args a = gemm_args(c, A, B, &out->m);
+    gcr_dense_args a = gemm_args(c, A, B, &out->m);
     gcr_cuda_limit lim[GCR_CUDA_MAX_LIMITS];
     bool hooked = h && h->defs && h->defs[0];
     const gcr_cuda_limit *bad = hooked ? gcr_cuda_limit_broken(lim, gcr_cuda_dense_limits(&a, lim)) : NULL;

@@ -6,24 +6,6 @@
 
 #define BLOCK 256
 
-/* host mirror of struct gcr_copy_args in kernels/movement.cuh */
-struct gcr_copy_args {
-    void *dst;
-    const void *src;
-    long long n;
-    int nd;
-    int fast;
-    long long shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
-    gcr_cuda_divs divs;
-};
-
-/* host mirror of struct gcr_transpose_args in kernels/movement.cuh */
-struct gcr_transpose_args {
-    void *dst;
-    const void *src;
-    long long P, Q, sa, da;
-};
-
 static gcr_status load(gcr_ctx *ctx, gcr_cuda_state *st)
 {
     static const char *const names[8] = {"gcr_copy_1", "gcr_copy_2", "gcr_copy_4", "gcr_copy_8",

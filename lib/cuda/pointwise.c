@@ -10,28 +10,8 @@
 #include <stdlib.h>
 #include "../hash.h"
 
-#define NIN 5 /* formula inputs a..e */
+#define NIN GCR_PW_NIN /* formula inputs a..e, as the kernels' argument blocks (kernels/abi.h) hold */
 #define BLOCK 256
-
-/* host mirrors of the argument blocks in kernels/pointwise.cuh */
-struct gcr_pw_flat_args {
-    void *out;
-    const void *in[NIN];
-    long long n;
-    float p0, p1, s;
-    int bmask;
-};
-struct gcr_pw_nd_args {
-    void *out;
-    const void *in[NIN];
-    long long n;
-    float p0, p1, s;
-    int ndim;
-    int fast;
-    long long shape[GCR_MAX_DIMS];
-    long long st[1 + NIN][GCR_MAX_DIMS];
-    gcr_cuda_divs divs;
-};
 
 typedef struct gcr_cuda_pw_entry {
     uint64_t key;
@@ -79,7 +59,7 @@ int gcr_cuda_collapse(int nd, int64_t *shape, int nops, int64_t st[][GCR_MAX_DIM
     return m;
 }
 
-int gcr_cuda_divs_init(gcr_cuda_divs *dv, int nd, const int64_t *shape, int64_t n)
+int gcr_cuda_divs_init(gcr_divs *dv, int nd, const int64_t *shape, int64_t n)
 {
     memset(dv, 0, sizeof *dv);
     if (n >= ((int64_t)1 << 31)) return 0;

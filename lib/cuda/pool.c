@@ -5,13 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* mirror of gcr_pool_args (pool.cuh) */
-typedef struct pool_args {
-    int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
-    int64_t xs[4], ys[4];
-    int64_t total, c_fast, mode, count_include_pad;
-} pool_args;
-
 int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l)
 {
     const gcr_meta *x = &c->in[0]->m;
@@ -31,7 +24,7 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     const gcr_pool2d_params *p = &c->p.pool;
     gcr_dtype dt = x->dtype;
     GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
-    pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
+    gcr_pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
                    .OW = y->shape[3]};
     for (int i = 0; i < 4; i++) {
         a.xs[i] = x->strides[i];

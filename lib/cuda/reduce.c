@@ -8,19 +8,6 @@
 
 #define BLOCK 256
 
-/* host mirror of struct gcr_red_args in kernels/reduce.cuh */
-struct gcr_red_args {
-    void *out;
-    const void *in;
-    long long n_out, n_red;
-    int nd_out, nd_red;
-    long long oshape[GCR_MAX_DIMS], ost[GCR_MAX_DIMS];
-    long long rshape[GCR_MAX_DIMS], rst[GCR_MAX_DIMS];
-    double scale;
-    double *part;
-    long long splits, chunk;
-};
-
 /* Slots of st->red[op][dtype]: a reduction op or dtype without a slot of its own is refused, never
  * run with another's kernels. */
 static int red_op_slot(gcr_op op)

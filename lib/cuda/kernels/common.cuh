@@ -1,5 +1,5 @@
-/* common.cuh — shared device helpers for every gcr kernel: dtype codes (equal to gcr_dtype),
- * storage types, loads/stores through f32 (and int64 for exact integer casts) that round and
+/* common.cuh — shared device helpers for every gcr kernel: storage types of the dtype codes
+ * (abi.h), loads/stores through f32 (and int64 for exact integer casts) that round and
  * saturate exactly as the CPU backend does (lib/dtype.c), all without toolkit headers, so NVRTC
  * compiles these files with no include path.
  *
@@ -9,15 +9,8 @@
 #ifndef GCR_COMMON_CUH
 #define GCR_COMMON_CUH
 
-#define GCR_DT_F32 0
-#define GCR_DT_F16 1
-#define GCR_DT_BF16 2
-#define GCR_DT_I32 3
-#define GCR_DT_I64 4
-#define GCR_DT_BOOL 5
-#define GCR_DT_NONE (-1) /* operand is not a tensor (scalar or missing input) */
+#include "abi.h"
 
-#define GCR_MAX_DIMS 8
 #define GCR_INF __int_as_float(0x7f800000)
 
 /* storage type of each dtype; f16/bf16 are raw bits */
@@ -125,10 +118,7 @@ template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename 
 /* Index decomposition without hardware division: for a dim of size d < 2^31 the host precomputes
  * shift = ceil(log2 d) and magic = floor(2^32 (2^shift - d) / d) + 1; then for any n < 2^31,
  * n / d == (umulhi(n, magic) + n) >> shift. A 64-bit divide is ~70 instructions and dominated
- * broadcast and strided kernels; this is three. */
-struct gcr_divs {
-    unsigned magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];
-};
+ * broadcast and strided kernels; this is three. The dividers travel in gcr_divs (abi.h). */
 __device__ __forceinline__ unsigned gcr_div(unsigned n, unsigned magic, unsigned shift)
 {
     return (__umulhi(n, magic) + n) >> shift;

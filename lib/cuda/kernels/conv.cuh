@@ -21,15 +21,6 @@
 #include "gemm.cuh"
 #include "gemm_tc.cuh"
 
-/* host mirror: dw_args in lib/cuda/conv.c; all 64-bit, no padding */
-struct gcr_dw_args {
-    long long N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
-    long long xs[4], ws[4], ys[4]; /* x [n,c,h,w], w [c,1,kh,kw], out [n,c,oh,ow] */
-    long long total;               /* N*C*OH*OW */
-    long long c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out);
-                                      2: and 16 bytes of channels per thread (gcr_dw_vec) */
-};
-
 /* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time. I: the linear index
  * type, unsigned 32-bit whenever it fits (64-bit division would dominate this memory-bound loop). */
 template <int KS, typename I, typename T, class Pro, class Epi>

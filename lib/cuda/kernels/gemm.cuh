@@ -3,7 +3,7 @@
  *
  * Problem, per z = blockIdx.z (a conv group or a flattened batch index):
  *     out(r, col) = EPILOGUE( sum_k A(r, k) * B(k, col) )      r < M, col < N, k < K
- * described in conv terms by gcr_dense_args (host mirror: gcr_cuda_dense_args in lib/cuda/dense.h):
+ * described in conv terms by gcr_dense_args (abi.h, shared with the host launchers):
  *     row r  -> image n, output pixel (oy, ox):  r = (n * OH + oy) * OW + ox
  *     k      -> input channel c, tap (ky, kx):   k = (c * KH + ky) * KW + kx
  *     A(r,k) =  x[n, c, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw]   (0 outside the input)
@@ -104,19 +104,6 @@ __device__ __forceinline__ void gcr_dn_st(gcr_dn_bf16 *p, long long i, float v) 
     auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); }
 
 /* ---------------------------------------------------------------- problem */
-
-/* Every field 64-bit so the host struct (conv.c) has the same layout with no padding rules. */
-struct gcr_dense_args {
-    long long M, N, K;                  /* rows, cols, reduction length (per z) */
-    long long OH, OW, H, W, KH, KW;     /* conv geometry; GEMM: OH = rows per batch item, OW = KH = KW = 1 */
-    long long sh, sw, ph, pw, dh, dw;
-    long long xs[4], ws[4], ys[4];      /* strides (elements): x [n,c,h,w], w [o,c,kh,kw], out [n,o,oh,ow] */
-    long long nz, zshape[4], zx[4], zw[4], zy[4]; /* z decomposed row-major over zshape: operand offsets */
-    long long zn, zc, zo;               /* hook coordinates: n += z*zn, c += z*zc, o += z*zo */
-    long long a_kfast, b_kfast;         /* operand contiguous along k: selects the coalesced load order */
-    long long vec_a, vec_b;             /* 16-byte loads along k: 1x1 taps, no padding, k contiguous, every
-                                           offset a multiple of 16 bytes (the host checks) */
-};
 
 /* 8 packed 16-bit values through the prologue: element j is input channel c + j */
 template <typename T, class Pro>

@@ -5,17 +5,6 @@
  * stages 32x32 tiles in shared memory so that reads are coalesced too. */
 #include "common.cuh"
 
-/* mirrors struct gcr_copy_args in lib/cuda/movement.c */
-struct gcr_copy_args {
-    void *dst;
-    const void *src;
-    long long n;
-    int nd;
-    int fast; /* n and both spans < 2^31: magic dividers, 32-bit offsets */
-    long long shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
-    gcr_divs divs;
-};
-
 template <typename U> __device__ void gcr_copy_body(const gcr_copy_args &g)
 {
     U *dst = (U *)g.dst;
@@ -54,14 +43,6 @@ extern "C" __global__ void gcr_copy_1(gcr_copy_args g) { gcr_copy_body<unsigned 
 extern "C" __global__ void gcr_copy_2(gcr_copy_args g) { gcr_copy_body<unsigned short>(g); }
 extern "C" __global__ void gcr_copy_4(gcr_copy_args g) { gcr_copy_body<unsigned>(g); }
 extern "C" __global__ void gcr_copy_8(gcr_copy_args g) { gcr_copy_body<unsigned long long>(g); }
-
-/* mirrors struct gcr_transpose_args in lib/cuda/movement.c: dst[a][p][q] = src element (a, p, q)
- * at a*sa + p + q*P (the source is [A][Q][P] with its own batch stride) */
-struct gcr_transpose_args {
-    void *dst;
-    const void *src;
-    long long P, Q, sa, da;
-};
 
 /* block (32, 8); grid (ceil(Q/32), ceil(P/32), A) */
 template <typename U> __device__ void gcr_transpose_body(const gcr_transpose_args &g)

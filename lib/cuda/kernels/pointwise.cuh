@@ -53,27 +53,6 @@
 #define GCR_INT_CAST 0
 #endif
 
-/* mirrors struct gcr_pw_flat_args in lib/cuda/pointwise.c */
-struct gcr_pw_flat_args {
-    void *out;
-    const void *in[5];
-    long long n;
-    float p0, p1, s;
-    int bmask;
-};
-/* mirrors struct gcr_pw_nd_args in lib/cuda/pointwise.c; st[0] is out, st[1..5] inputs a..e */
-struct gcr_pw_nd_args {
-    void *out;
-    const void *in[5];
-    long long n;
-    float p0, p1, s;
-    int ndim;
-    int fast;            /* n and every operand's span < 2^31: magic dividers, 32-bit offsets */
-    long long shape[GCR_MAX_DIMS];
-    long long st[6][GCR_MAX_DIMS];
-    gcr_divs divs;
-};
-
 __device__ __forceinline__ float gcr_pw_f(float a, float b, float c, float d, float e, float p0, float p1)
 {
     return (float)(GCR_EXPR);

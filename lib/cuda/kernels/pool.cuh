@@ -14,15 +14,6 @@
 #include "gemm.cuh"
 #undef GCR_GEMM_BASE_ONLY
 
-/* host mirror: pool_args in lib/cuda/pool.c; all 64-bit */
-struct gcr_pool_args {
-    long long N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
-    long long xs[4], ys[4]; /* x [n,c,h,w], out [n,c,oh,ow] */
-    long long total;        /* N*C*OH*OW (gap kernels: N*C) */
-    long long c_fast;       /* 1: consecutive threads take consecutive channels */
-    long long mode;         /* 0 max, 1 avg, 2 adaptive avg */
-    long long count_include_pad;
-};
 
 /* I: linear index type, unsigned 32-bit whenever it fits (64-bit division is slow) */
 template <typename I, typename T, class Pro, class Epi>

@@ -17,19 +17,6 @@
 #define GCR_RED_T GCR_DT_F32
 #endif
 
-/* mirrors struct gcr_red_args in lib/cuda/reduce.c */
-struct gcr_red_args {
-    void *out;
-    const void *in;
-    long long n_out, n_red;
-    int nd_out, nd_red;
-    long long oshape[GCR_MAX_DIMS], ost[GCR_MAX_DIMS];
-    long long rshape[GCR_MAX_DIMS], rst[GCR_MAX_DIMS];
-    double scale;   /* MEAN: 1 / n_red (nan when empty); else 1 */
-    double *part;   /* gcr_reduce_part/fin: [n_out, splits] partials */
-    long long splits, chunk; /* split s of a row covers reduced indices [s*chunk, (s+1)*chunk) */
-};
-
 #define GCR_RED_MAX 2
 
 __device__ __forceinline__ long long gcr_red_off(long long i, int nd, const long long *shape, const long long *st)

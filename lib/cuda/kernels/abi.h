@@ -1,0 +1,196 @@
+/* abi.h — the argument layout shared by the host launchers (the .c files of lib/cuda, gcc
+ * -std=c11) and the kernels (NVRTC, CUDA C++): the dtype codes and every struct a launcher passes
+ * by value to a kernel. Both sides compile this one text, so the layouts can drift only through
+ * the sizes and alignments of the field types; the asserts below pin those, and each struct's
+ * size, on both sides (NVRTC has no offsetof in constant expressions, so field offsets are
+ * asserted on the host only: with equal type sizes, alignments and total sizes the two sides lay
+ * fields out alike). Plain C, no toolkit headers: embedded like the .cuh files, so kernels
+ * include it by name. */
+#ifndef GCR_ABI_H
+#define GCR_ABI_H
+
+#ifdef __CUDACC_RTC__
+/* NVRTC has no <stdint.h>: the fixed-width types on the device, sizes asserted below */
+typedef long long gcr_i64;
+typedef int gcr_i32;
+typedef unsigned int gcr_u32;
+#define GCR_MAX_DIMS 8 /* gcr.h's value, asserted on the host */
+#else
+#include <stddef.h>
+#include <stdint.h>
+#include "gcr.h"
+typedef int64_t gcr_i64;
+typedef int32_t gcr_i32;
+typedef uint32_t gcr_u32;
+#endif
+
+#ifdef __cplusplus
+#define GCR_ABI_ASSERT(c, m) static_assert(c, m)
+#define GCR_ABI_ALIGNOF(t) alignof(t)
+#else
+#define GCR_ABI_ASSERT(c, m) _Static_assert(c, m)
+#define GCR_ABI_ALIGNOF(t) _Alignof(t)
+#endif
+
+/* dtype codes, equal to gcr_dtype (asserted on the host) */
+#define GCR_DT_F32 0
+#define GCR_DT_F16 1
+#define GCR_DT_BF16 2
+#define GCR_DT_I32 3
+#define GCR_DT_I64 4
+#define GCR_DT_BOOL 5
+#define GCR_DT_NONE (-1) /* operand is not a tensor (scalar or missing input) */
+
+#define GCR_PW_NIN 5 /* pointwise formula inputs a..e */
+
+/* Magic dividers of the dims of a collapsed shape (common.cuh gcr_div, host gcr_cuda_divs_init). */
+typedef struct gcr_divs {
+    gcr_u32 magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];
+} gcr_divs;
+
+/* The dense engine's problem (gemm.cuh, whose top comment maps it to conv and GEMM terms). */
+typedef struct gcr_dense_args {
+    gcr_i64 M, N, K;                  /* rows, cols, reduction length (per z) */
+    gcr_i64 OH, OW, H, W, KH, KW;     /* conv geometry; GEMM: OH = rows per batch item, OW = KH = KW = 1 */
+    gcr_i64 sh, sw, ph, pw, dh, dw;
+    gcr_i64 xs[4], ws[4], ys[4];      /* strides (elements): x [n,c,h,w], w [o,c,kh,kw], out [n,o,oh,ow] */
+    gcr_i64 nz, zshape[4], zx[4], zw[4], zy[4]; /* z decomposed row-major over zshape: operand offsets */
+    gcr_i64 zn, zc, zo;               /* hook coordinates: n += z*zn, c += z*zc, o += z*zo */
+    gcr_i64 a_kfast, b_kfast;         /* operand contiguous along k: selects the coalesced load order */
+    gcr_i64 vec_a, vec_b;             /* 16-byte loads along k: 1x1 taps, no padding, k contiguous, every
+                                         offset a multiple of 16 bytes (gcr_cuda_dense_run checks and sets) */
+} gcr_dense_args;
+
+/* Depthwise conv (conv.cuh gcr_dw_*). */
+typedef struct gcr_dw_args {
+    gcr_i64 N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+    gcr_i64 xs[4], ws[4], ys[4]; /* x [n,c,h,w], w [c,1,kh,kw], out [n,c,oh,ow] */
+    gcr_i64 total;               /* N*C*OH*OW */
+    gcr_i64 c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out);
+                                    2: and 16 bytes of channels per thread (gcr_dw_vec) */
+} gcr_dw_args;
+
+/* Pooling (pool.cuh). */
+typedef struct gcr_pool_args {
+    gcr_i64 N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+    gcr_i64 xs[4], ys[4]; /* x [n,c,h,w], out [n,c,oh,ow] */
+    gcr_i64 total;        /* N*C*OH*OW (gap kernels: N*C) */
+    gcr_i64 c_fast;       /* 1: consecutive threads take consecutive channels */
+    gcr_i64 mode;         /* 0 max, 1 avg, 2 adaptive avg */
+    gcr_i64 count_include_pad;
+} gcr_pool_args;
+
+/* Strided copy by element size (movement.cuh gcr_copy_*). */
+typedef struct gcr_copy_args {
+    void *dst;
+    const void *src;
+    gcr_i64 n;
+    gcr_i32 nd;
+    gcr_i32 fast; /* n and both spans < 2^31: magic dividers, 32-bit offsets */
+    gcr_i64 shape[GCR_MAX_DIMS], dst_st[GCR_MAX_DIMS], src_st[GCR_MAX_DIMS];
+    gcr_divs divs;
+} gcr_copy_args;
+
+/* Batched 2-d transpose (movement.cuh gcr_transpose_*): dst[a][p][q] = src element (a, p, q) at
+ * a*sa + p + q*P (the source is [A][Q][P] with its own batch stride). */
+typedef struct gcr_transpose_args {
+    void *dst;
+    const void *src;
+    gcr_i64 P, Q, sa, da;
+} gcr_transpose_args;
+
+/* Pointwise over operands of one layout (pointwise.cuh gcr_pw_flat / gcr_pw_vec). */
+typedef struct gcr_pw_flat_args {
+    void *out;
+    const void *in[GCR_PW_NIN];
+    gcr_i64 n;
+    float p0, p1, s;
+    gcr_i32 bmask;
+} gcr_pw_flat_args;
+
+/* Pointwise over strided operands (pointwise.cuh gcr_pw_nd): st[0] is out, st[1..5] inputs a..e. */
+typedef struct gcr_pw_nd_args {
+    void *out;
+    const void *in[GCR_PW_NIN];
+    gcr_i64 n;
+    float p0, p1, s;
+    gcr_i32 ndim;
+    gcr_i32 fast; /* n and every operand's span < 2^31: magic dividers, 32-bit offsets */
+    gcr_i64 shape[GCR_MAX_DIMS];
+    gcr_i64 st[1 + GCR_PW_NIN][GCR_MAX_DIMS];
+    gcr_divs divs;
+} gcr_pw_nd_args;
+
+/* SUM / MEAN / MAX over any axes (reduce.cuh). */
+typedef struct gcr_red_args {
+    void *out;
+    const void *in;
+    gcr_i64 n_out, n_red;
+    gcr_i32 nd_out, nd_red;
+    gcr_i64 oshape[GCR_MAX_DIMS], ost[GCR_MAX_DIMS];
+    gcr_i64 rshape[GCR_MAX_DIMS], rst[GCR_MAX_DIMS];
+    double scale;            /* MEAN: 1 / n_red (nan when empty); else 1 */
+    double *part;            /* gcr_reduce_part/fin: [n_out, splits] partials */
+    gcr_i64 splits, chunk;   /* split s of a row covers reduced indices [s*chunk, (s+1)*chunk) */
+} gcr_red_args;
+
+/* Both sides: the field types' sizes and alignments, then each struct's size. */
+#define GCR_ABI_TYPE(t, n)                                                                                \
+    GCR_ABI_ASSERT(sizeof(t) == n && GCR_ABI_ALIGNOF(t) == n, "abi.h: " #t " must be " #n " bytes, aligned")
+GCR_ABI_TYPE(gcr_i64, 8);
+GCR_ABI_TYPE(gcr_i32, 4);
+GCR_ABI_TYPE(gcr_u32, 4);
+GCR_ABI_TYPE(float, 4);
+GCR_ABI_TYPE(double, 8);
+GCR_ABI_TYPE(void *, 8);
+#undef GCR_ABI_TYPE
+
+#define GCR_ABI_SIZE(t, n) GCR_ABI_ASSERT(sizeof(t) == n, "abi.h: " #t " is " #n " bytes on host and device")
+GCR_ABI_SIZE(gcr_divs, 64);
+GCR_ABI_SIZE(gcr_dense_args, 408);
+GCR_ABI_SIZE(gcr_dw_args, 224);
+GCR_ABI_SIZE(gcr_pool_args, 208);
+GCR_ABI_SIZE(gcr_copy_args, 288);
+GCR_ABI_SIZE(gcr_transpose_args, 48);
+GCR_ABI_SIZE(gcr_pw_flat_args, 72);
+GCR_ABI_SIZE(gcr_pw_nd_args, 592);
+GCR_ABI_SIZE(gcr_red_args, 328);
+#undef GCR_ABI_SIZE
+
+#ifndef __CUDACC_RTC__
+/* Host only: the codes and dims the kernels are built with equal gcr.h's, and the offsets of the
+ * fields that follow a change of field size (where padding rules could differ). */
+GCR_ABI_ASSERT(GCR_DT_F32 == GCR_F32 && GCR_DT_F16 == GCR_F16 && GCR_DT_BF16 == GCR_BF16 && GCR_DT_I32 == GCR_I32 &&
+                   GCR_DT_I64 == GCR_I64 && GCR_DT_BOOL == GCR_BOOL && GCR_DTYPE_COUNT == 6,
+               "abi.h: the kernels' dtype codes must equal gcr_dtype");
+GCR_ABI_ASSERT(GCR_MAX_DIMS == 8, "abi.h: the kernels are built for GCR_MAX_DIMS 8 (the NVRTC branch above)");
+#define GCR_ABI_AT(t, f, n) GCR_ABI_ASSERT(offsetof(t, f) == n, "abi.h: " #t "." #f " at byte " #n)
+GCR_ABI_AT(gcr_divs, shift, 32);
+GCR_ABI_AT(gcr_dense_args, vec_b, 400);
+GCR_ABI_AT(gcr_dw_args, c_fast, 216);
+GCR_ABI_AT(gcr_pool_args, count_include_pad, 200);
+GCR_ABI_AT(gcr_copy_args, nd, 24);
+GCR_ABI_AT(gcr_copy_args, fast, 28);
+GCR_ABI_AT(gcr_copy_args, shape, 32);
+GCR_ABI_AT(gcr_copy_args, divs, 224);
+GCR_ABI_AT(gcr_transpose_args, P, 16);
+GCR_ABI_AT(gcr_pw_flat_args, n, 48);
+GCR_ABI_AT(gcr_pw_flat_args, p0, 56);
+GCR_ABI_AT(gcr_pw_flat_args, bmask, 68);
+GCR_ABI_AT(gcr_pw_nd_args, n, 48);
+GCR_ABI_AT(gcr_pw_nd_args, p0, 56);
+GCR_ABI_AT(gcr_pw_nd_args, ndim, 68);
+GCR_ABI_AT(gcr_pw_nd_args, fast, 72);
+GCR_ABI_AT(gcr_pw_nd_args, shape, 80);
+GCR_ABI_AT(gcr_pw_nd_args, st, 144);
+GCR_ABI_AT(gcr_pw_nd_args, divs, 528);
+GCR_ABI_AT(gcr_red_args, nd_out, 32);
+GCR_ABI_AT(gcr_red_args, nd_red, 36);
+GCR_ABI_AT(gcr_red_args, oshape, 40);
+GCR_ABI_AT(gcr_red_args, scale, 296);
+GCR_ABI_AT(gcr_red_args, part, 304);
+GCR_ABI_AT(gcr_red_args, splits, 312);
+#undef GCR_ABI_AT
+#endif
+
+#endif
