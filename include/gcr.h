@@ -293,7 +293,7 @@ GCR_API gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p);
  * gcr_graph_destroy() invalidates every tensor handle the capture returned. An eager view of an
  * output (reshape, slice, ... called after the capture) shares its static buffer like any view:
  * it sees later replays, and keeps the buffer (with the last results) after the graph, or the
- * region variant, that wrote it is gone.
+ * region cache entry, that wrote it is gone.
  *
  * Numerics: fused kernels compute in f32; on CUDA, f16 intermediates of a fused group stay in f32
  * until stored (results may differ from eager by about one f16 ulp), bf16 ones are rounded per op
@@ -379,20 +379,21 @@ GCR_API size_t gcr_graph_describe(const gcr_graph *g, char *buf, size_t n);
  * holds no data, and reading it fails with GCR_ERR_CAPTURE: an intermediate of the pass, or a
  * result of an earlier pass that this pass did not output (another branch, another input
  * signature). A tensor never shows an earlier pass's data; the same call on a later pass that
- * runs the same variant returns the same handle, holding that pass's data again.
+ * runs the same cache entry returns the same handle, holding that pass's data again.
  *
- * Eviction: a region keeps knobs.graph_cache variants. A new variant is built and run before the
- * least recently used one is evicted, so a pass may read the previous pass's outputs, e.g. state
- * fed back (h = step(ctx, x, h)); such a body re-traces on every pass, as its input is a new
- * tensor each time. A failed pass leaves the cache as it was. The tensors of an evicted variant
- * (that no cached variant shares) are retired: they hold no data and reading them fails with
+ * Eviction: a region keeps knobs.graph_cache entries, one per distinct pass (its trace and its
+ * graph; a graph's own variants, one per input signature, are apart). A new entry is built and
+ * run before the least recently used one is evicted, so a pass may read the previous pass's
+ * outputs, e.g. state fed back (h = step(ctx, x, h)); such a body re-traces on every pass, as its
+ * input is a new tensor each time. A failed pass leaves the cache as it was. The tensors of an evicted entry
+ * (that no cached entry shares) are retired: they hold no data and reading them fails with
  * GCR_ERR_CAPTURE saying they were evicted. The region frees retired tensors once graph_cache
  * more retirements have followed, so its memory is bounded by its cache whatever the inputs: a
- * tensor of a variant evicted that long ago must not be used (copy results out to keep them). */
+ * tensor of an entry evicted that long ago must not be used (copy results out to keep them). */
 GCR_API int gcr_region_begin(gcr_ctx *ctx, const char *name); /* 1: run the body */
 GCR_API int gcr_region_end(gcr_ctx *ctx);                     /* always 0 */
 /* The graph last run for region name, or NULL (borrowed: the region frees it when it evicts its
- * variant; it refuses gcr_graph_bind_input). */
+ * entry; it refuses gcr_graph_bind_input). */
 GCR_API gcr_graph *gcr_region_graph(gcr_ctx *ctx, const char *name);
 #define GCR_REGION(ctx, name) \
     for (int gcr_region_once_ = gcr_region_begin((ctx), (name)); gcr_region_once_; \

@@ -1,6 +1,7 @@
 /* generic_exec.c — the device-independent executor: every node of every kernel runs through the
- * backend's eager run() on arena-bound tensors, so a graph works on any backend (CUDA before its
- * codegen exists) with fusion decided but not exploited. Values a fused group keeps internal get
+ * backend's eager run() on arena-bound tensors, so a graph works on any backend, with fusion
+ * decided but not exploited: the fallback for a backend without an executor of its own, and a
+ * reference for tests (GCR_TEST_EXECUTOR=generic). Values a fused group keeps internal get
  * scratch buffers here. */
 #include "graph.h"
 #include <stdlib.h>
