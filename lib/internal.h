@@ -127,7 +127,6 @@ enum {
     GCR_TF_KEEP = 1u << 0,   /* exempt from scopes */
     GCR_TF_CONST = 1u << 1,  /* constant (weights): capture may fold it */
     GCR_TF_TRACED = 1u << 2, /* created while capturing: owned by a trace/graph, not the ctx list */
-    GCR_TF_OUTPUT = 1u << 3, /* marked with gcr_graph_output */
 };
 
 typedef struct gcr_storage {

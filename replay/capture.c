@@ -105,7 +105,6 @@ gcr_status gcr_graph_output(gcr_ctx *ctx, gcr_tensor *t)
     GCR_CHECK(ctx, gcr_trace_owns(ir, t), GCR_ERR_CAPTURE,
               "graph_output: the tensor is not a result of the current capture");
     ir->values[t->value].marked = 1;
-    t->flags |= GCR_TF_OUTPUT;
     return GCR_OK;
 }
 

@@ -295,10 +295,12 @@ static gcr_status variant_run(gcr_graph *g, gcr_variant *v)
     return gcr_variant_bind_outputs(g, v);
 }
 
+int gcr_cache_cap(const gcr_ctx *ctx) { return ctx->knobs.graph_cache > 0 ? ctx->knobs.graph_cache : 1; }
+
 /* Evicts least recently used variants, never keep, until the cache holds at most its cap. */
 static void evict_lru(gcr_graph *g, const gcr_variant *keep)
 {
-    int cap = g->ctx->knobs.graph_cache > 0 ? g->ctx->knobs.graph_cache : 1;
+    int cap = gcr_cache_cap(g->ctx);
     while ((int)HASH_COUNT(g->variants) > cap) {
         gcr_variant *old = NULL, *it, *tmp;
         HASH_ITER(hh, g->variants, it, tmp)

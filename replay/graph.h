@@ -76,6 +76,10 @@ typedef struct gcr_prof_event {
     double ts_us, dur_us;
 } gcr_prof_event;
 
+/* The cache policy graphs (their variants) and regions (their entries) share: a cache holds at
+ * most this many (knobs.graph_cache, at least 1); each run stamps its own from the owner's clock,
+ * and eviction, after a new one ran, takes the oldest stamp other than the new one's. */
+int gcr_cache_cap(const gcr_ctx *ctx);
 /* Frees g and its variants; gcr_graph_destroy is this for graphs the user owns (not a region's). */
 void gcr_graph_free(gcr_graph *g);
 /* Makes a graph from a finished trace and runs it once. With owns_handles (explicit capture) the

@@ -102,8 +102,6 @@ static void entry_free(gcr_rentry *w)
     free(w);
 }
 
-static int cache_cap(const gcr_region *r) { return r->ctx->knobs.graph_cache > 0 ? r->ctx->knobs.graph_cache : 1; }
-
 /* whether h is an output of trace tr (then a run of tr's entry binds it) */
 static bool outputs_handle(const gcr_ir *tr, const gcr_tensor *h)
 {
@@ -145,7 +143,7 @@ static void unbind_all(gcr_region *r, const gcr_ir *tr)
 /* Evicts least recently used entries, never keep, until the cache holds at most its cap. */
 static void evict(gcr_region *r, const gcr_rentry *keep)
 {
-    int cap = cache_cap(r);
+    int cap = gcr_cache_cap(r->ctx);
     while (r->n_entries > cap) {
         gcr_rentry **old = NULL;
         for (gcr_rentry **p = &r->entries; *p; p = &(*p)->next)
@@ -216,7 +214,7 @@ static void collect(gcr_region *r)
     }
     for (gcr_tensor *t = r->retired.next, *nx; t != &r->retired; t = nx) {
         nx = t->next;
-        if (r->retirements - t->seq >= (uint64_t)cache_cap(r)) gcr_tensor_destroy(t);
+        if (r->retirements - t->seq >= (uint64_t)gcr_cache_cap(r->ctx)) gcr_tensor_destroy(t);
     }
 }
 
@@ -585,7 +583,7 @@ gcr_status gcr_region_host_access(const gcr_tensor *t, bool write, const char *f
     GCR_CHECK(ctx, t->value >= 0, GCR_ERR_CAPTURE,
               "%s: %s is a result of region %s from a pass since evicted from the region's cache "
               "(graph_cache %d): it holds no data",
-              fn, b, own->name, cache_cap(own));
+              fn, b, own->name, gcr_cache_cap(own->ctx));
     return gcr_set_error(ctx, GCR_ERR_CAPTURE,
                          "%s: %s is a result of region %s that its last pass did not output (an intermediate, "
                          "or a result of another branch or input signature): it holds no data (mark a tensor "
