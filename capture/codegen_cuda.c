@@ -11,6 +11,7 @@
  * Shapes and strides of one variant are fixed, so they are written as constants: index math
  * divides by constants (multiply-shift) and uses 32-bit integers whenever every offset fits. */
 #include "codegen.h"
+#include "cuda/kernels/abi.h" /* the kernels' op and dtype codes */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -671,7 +672,7 @@ static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kerne
         put(&b, "%s%sgcr_ty<%d>::t *__restrict__ g%d", i ? ", " : "", i < out_first ? "const " : "", (int)dt, i);
     }
     put(&b, ")\n{\n");
-    int OP = A->op == GCR_OP_MAX ? 1 : 0;
+    int OP = A->op == GCR_OP_MAX ? GCR_FR_MAX : GCR_FR_SUM;
     /* coordinate names x<d> over the input's dims: kept ones from the row, reduced from r */
     static const char *const xn[GCR_MAX_DIMS] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"};
     red_gen rg = {ir, 0, {0}};

@@ -14,7 +14,7 @@ static int red_op_slot(gcr_op op)
 {
     _Static_assert(sizeof(((gcr_cuda_state *)0)->red) / sizeof(((gcr_cuda_state *)0)->red[0]) == 3,
                    "st->red has a row per reduction op below");
-    return op == GCR_OP_SUM ? 0 : op == GCR_OP_MEAN ? 1 : op == GCR_OP_MAX ? 2 : -1;
+    return op == GCR_OP_SUM ? GCR_RED_SUM : op == GCR_OP_MEAN ? GCR_RED_MEAN : op == GCR_OP_MAX ? GCR_RED_MAX : -1;
 }
 
 static int red_dtype_slot(gcr_dtype dt)

@@ -41,6 +41,14 @@ typedef uint32_t gcr_u32;
 #define GCR_DT_BOOL 5
 #define GCR_DT_NONE (-1) /* operand is not a tensor (scalar or missing input) */
 
+/* reduction op codes: GCR_RED_OP of reduce.cuh (also reduce.c's kernel slots), and the OP template
+ * argument of fused_reduce.cuh (the reductions capture/ codegen generates) */
+#define GCR_RED_SUM 0
+#define GCR_RED_MEAN 1
+#define GCR_RED_MAX 2
+#define GCR_FR_SUM 0
+#define GCR_FR_MAX 1
+
 #define GCR_PW_NIN 5 /* pointwise formula inputs a..e */
 
 /* Magic dividers of the dims of a collapsed shape (common.cuh gcr_div, host gcr_cuda_divs_init). */

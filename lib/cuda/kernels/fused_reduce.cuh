@@ -8,9 +8,6 @@
 
 #include "common.cuh"
 
-#define GCR_FR_SUM 0
-#define GCR_FR_MAX 1
-
 template <int OP> __device__ __forceinline__ float gcr_fr_init() { return OP == GCR_FR_MAX ? -GCR_INF : 0.0f; }
 
 /* max propagates NaN (as the CPU reference does); sum is a plain f32 sum */

@@ -1,6 +1,6 @@
 /* reduce.cuh — SUM, MEAN and MAX over any set of axes of an input with any strides; one program
  * per (op, dtype), chosen by the host (lib/cuda/reduce.c) with
- *   GCR_RED_OP  0 sum, 1 mean, 2 max      GCR_RED_T  input/output dtype (f32, f16, bf16)
+ *   GCR_RED_OP  GCR_RED_SUM, _MEAN or _MAX (abi.h)      GCR_RED_T  input/output dtype (f32, f16, bf16)
  * The host splits the input into an output index space (kept dims, row-major like the result)
  * and a reduced index space, each with its own shape and input strides. Kernels differ in how
  * many threads share one output: gcr_reduce_1 (short rows), gcr_reduce_32 (a warp per row),
@@ -11,13 +11,11 @@
 #include "common.cuh"
 
 #ifndef GCR_RED_OP
-#define GCR_RED_OP 0
+#define GCR_RED_OP GCR_RED_SUM
 #endif
 #ifndef GCR_RED_T
 #define GCR_RED_T GCR_DT_F32
 #endif
-
-#define GCR_RED_MAX 2
 
 __device__ __forceinline__ long long gcr_red_off(long long i, int nd, const long long *shape, const long long *st)
 {
