@@ -478,7 +478,7 @@ static void put_extra_decl(sb *b, const gcr_ir *ir, const gcr_cg_kernel *cg, boo
 
 static gcr_status gen_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
 {
-    const gcr_node *A = &ir->nodes[K->node];
+    const gcr_node *A = &ir->nodes[K->anchor];
     gcr_kind kind = gcr_op_table[A->op].kind;
     const gcr_value *acc = &ir->values[K->acc_value];
     for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
@@ -605,7 +605,7 @@ static void red_load(sb *b, const emit_ctx *ec, int l)
 
 static gcr_status gen_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
 {
-    const gcr_node *A = &ir->nodes[K->node];
+    const gcr_node *A = &ir->nodes[K->anchor];
     const gcr_value *xin = &ir->values[A->in[0]], *acc = &ir->values[K->acc_value];
     const gcr_meta *xm = &xin->m;
     for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
@@ -770,13 +770,13 @@ gcr_status gcr_codegen_kernel(const gcr_ir *ir, int k, gcr_cg_kernel *cg)
     cg->x_value = cg->out_value = -1;
     const gcr_kernel *K = &ir->kernels[k];
     if (K->type != GCR_K_FUSED) return unsupported(cg, "%s: not a fused kernel", K->name);
-    if (K->node < 0) return gen_pointwise(ir, K, cg);
-    switch (gcr_op_table[ir->nodes[K->node].op].kind) {
+    if (K->anchor < 0) return gen_pointwise(ir, K, cg);
+    switch (gcr_op_table[ir->nodes[K->anchor].op].kind) {
     case GCR_KIND_CONV:
     case GCR_KIND_MATMUL:
     case GCR_KIND_POOL: return gen_hooked(ir, K, cg);
     case GCR_KIND_REDUCE: return gen_reduce(ir, K, cg);
-    default: return unsupported(cg, "%s: no code generator for anchor %s", K->name, gcr_op_table[ir->nodes[K->node].op].name);
+    default: return unsupported(cg, "%s: no code generator for anchor %s", K->name, gcr_op_table[ir->nodes[K->anchor].op].name);
     }
 }
 

@@ -119,7 +119,9 @@ typedef enum gcr_ktype {
 
 typedef struct gcr_kernel {
     gcr_ktype type;
-    int node;      /* EAGER: the node. FUSED: the anchor node (CONV2D/LINEAR/MATMUL/REDUCE/POOL) or -1 */
+    /* FUSED: the anchor node (CONV2D/LINEAR/MATMUL/REDUCE/POOL), or -1 for a pointwise-only
+     * kernel. EAGER: its one node, of any kind, as in nodes[0] (which the executors run). */
+    int anchor;
     /* FUSED: prologue per anchor input slot (NULL: read the input value as is). Its space is the
      * input's shape; its single out names the (unmaterialised) input value. */
     gcr_group *pro[GCR_MAX_ANCHOR_IN];

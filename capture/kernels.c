@@ -145,7 +145,7 @@ typedef struct scratch {
 
 static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, scratch *sc)
 {
-    int A = K->node;
+    int A = K->anchor;
     int *expr_of = sc->expr_of, *slot = sc->slot;
     char *member = sc->member;
     for (int i = 0; i < K->n_nodes; i++) member[K->nodes[i]] = 1;
@@ -230,9 +230,9 @@ static void kernel_name(gcr_ir *ir, gcr_kernel *K, int index)
 {
     size_t k = (size_t)snprintf(K->name, sizeof K->name, "k%d_", index);
     /* the anchor first, then the pointwise ops in order */
-    if (K->node >= 0 && k < sizeof K->name) k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s", gcr_op_table[ir->nodes[K->node].op].name);
+    if (K->anchor >= 0 && k < sizeof K->name) k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s", gcr_op_table[ir->nodes[K->anchor].op].name);
     for (int i = 0; i < K->n_nodes && k < sizeof K->name; i++) {
-        if (K->nodes[i] == K->node) continue;
+        if (K->nodes[i] == K->anchor) continue;
         k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s%s", k > 0 && K->name[k - 1] != '_' ? "+" : "",
                               gcr_op_table[ir->nodes[K->nodes[i]].op].name);
     }
@@ -316,12 +316,12 @@ static gcr_status order_kernels(gcr_ir *ir, int *kof, int nk, const int *count, 
         if (kof[i] < 0) continue;
         gcr_kernel *K = &ks[kof[i]];
         if (!K->nodes) {
-            K->node = -1;
+            K->anchor = -1;
             if (!(K->nodes = malloc(sizeof(int) * (size_t)count[gcr_group_find(ir, i)]))) s = GCR_ERR_OOM;
             if (s != GCR_OK) break;
         }
         K->nodes[K->n_nodes++] = i;
-        if (gcr_is_anchor_kind(gcr_op_table[ir->nodes[i].op].kind)) K->node = i;
+        if (gcr_is_anchor_kind(gcr_op_table[ir->nodes[i].op].kind)) K->anchor = i;
         const gcr_node *nd = &ir->nodes[i];
         for (int k = 0; k < nd->n_in; k++) {
             int p = nd->in[k] < 0 ? -1 : bytes_producer(ir, nd->in[k]);
@@ -408,7 +408,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
         bool pw = gcr_op_table[ir->nodes[first].op].kind == GCR_KIND_POINTWISE;
         if (lone && !(pw && ir->ctx->knobs.single_node && ir->ctx->knobs.fusion && gcr_fuse_enabled(ir, first))) {
             K->type = GCR_K_EAGER;
-            K->node = first;
+            K->anchor = first;
             K->acc_value = -1;
             ir->values[ir->nodes[first].out].written = 1;
         } else {

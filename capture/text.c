@@ -114,7 +114,7 @@ size_t gcr_ir_describe(const gcr_ir *ir, char *buf, size_t n)
                     if (K->pro[j]) sb_printf(&b, " | prologue[%d] %d exprs", j, K->pro[j]->n_expr);
                 sb_printf(&b, " | %d exprs, writes", K->epi.n_expr);
                 for (int o = 0; o < K->epi.n_out; o++) sb_printf(&b, " v%d", K->epi.out[o].value);
-                if (K->node >= 0 && K->epi.n_expr == 0) sb_printf(&b, " v%d", K->acc_value);
+                if (K->anchor >= 0 && K->epi.n_expr == 0) sb_printf(&b, " v%d", K->acc_value);
             }
             sb_printf(&b, "\n");
         }

@@ -263,12 +263,12 @@ static gcr_status cpu_run(gcr_graph *g, gcr_variant *v)
         const gcr_kernel *K = &ir->kernels[k];
         double t0 = prof ? gcr_prof_now_us() : 0;
         if (K->type == GCR_K_EAGER) {
-            GCR_TRY(gcr_variant_run_node(g, v, K->node));
+            GCR_TRY(gcr_variant_run_node(g, v, K->nodes[0]));
         } else {
             const tile_plan *tp = &st->plans[k * (GCR_MAX_ANCHOR_IN + 1)];
             for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
                 if (K->pro[j]) run_group(st, v, K->pro[j], &tp[1 + j]);
-            if (K->node >= 0) GCR_TRY(gcr_variant_run_node(g, v, K->node));
+            if (K->anchor >= 0) GCR_TRY(gcr_variant_run_node(g, v, K->anchor));
             if (K->epi.n_expr > 0) run_group(st, v, &K->epi, &tp[0]);
         }
         if (prof) gcr_prof_add(g, K->name, t0, gcr_prof_now_us() - t0);

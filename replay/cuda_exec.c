@@ -63,7 +63,7 @@ static void dump_source(gcr_graph *g, gcr_variant *v, const cuda_state *st)
     for (int i = 0; i < st->n; i++)
         if (st->l[i].type == L_HOOKED)
             fprintf(f, "\n/* ---- %s: program text of the %s template with these hooks ---- */\n%s",
-                    st->l[i].cg.fn, anchor_file(v->ir->nodes[v->ir->kernels[i].node].op), st->l[i].cg.src);
+                    st->l[i].cg.fn, anchor_file(v->ir->nodes[v->ir->kernels[i].anchor].op), st->l[i].cg.src);
     fclose(f);
     gcr_info(ctx, "dump: wrote %s", path);
 }
@@ -75,7 +75,7 @@ static gcr_status hooked_launch(gcr_graph *g, gcr_variant *v, int k, launch *L, 
 {
     gcr_ctx *ctx = g->ctx;
     const gcr_ir *ir = v->ir;
-    const gcr_node *A = &ir->nodes[ir->kernels[k].node];
+    const gcr_node *A = &ir->nodes[ir->kernels[k].anchor];
     /* an empty result has nothing to compute (and the driver refuses an empty grid): skipped, as
      * eager dispatch skips it */
     if (!src_out && gcr_meta_numel(&L->out->m) == 0) return GCR_OK;
@@ -238,7 +238,7 @@ static gcr_status launch_one(gcr_graph *g, gcr_variant *v, int k)
     cuda_state *st = v->ex_state;
     launch *L = &st->l[k];
     switch (L->type) {
-    case L_EAGER: return gcr_variant_run_node(g, v, v->ir->kernels[k].node);
+    case L_EAGER: return gcr_variant_run_node(g, v, v->ir->kernels[k].nodes[0]);
     case L_HOOKED: return hooked_launch(g, v, k, L, NULL);
     case L_OWN:
         for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];

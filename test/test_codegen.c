@@ -66,7 +66,7 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
             CHECK(strstr(cgs[k].src, "GCR_EXTRA_PARAMS") != NULL, "%s: hooks without GCR_EXTRA_PARAMS", what);
 #ifdef GCR_HAVE_CUDA
             if (hooked_archs) {
-                const gcr_node *A = &ir->nodes[ir->kernels[k].node];
+                const gcr_node *A = &ir->nodes[ir->kernels[k].anchor];
                 gcr_cuda_hooks h = {cgs[k].src, NULL, 0, NULL};
                 char *src = gcr_cuda_dense_source(gcr_op_table[A->op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh",
                                                   ir->values[A->in[0]].m.dtype, 0, &h, NULL);
