@@ -114,19 +114,25 @@ static const bad_case bad[] = {
     {"sum(2) [2,3,4]->[3,4]", m_sum_axis2, 3, 2, {2, 3, 4}, {3, 4}, GCR_ERR_PARAM, {"sum", "axis 2", "f32[3,4]"}},
 };
 
+/* model(x1) captured into *g; on failure a failed check, ctx destroyed, and NULL */
+static gcr_tensor *capture(gcr_ctx *ctx, model_fn model, gcr_tensor *x1, gcr_graph **g, const char *name)
+{
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = model(ctx, x1);
+    OK(ctx, gcr_capture_end(ctx, g));
+    if (CHECK(*g && y, "%s: capture: %s", name, gcr_ctx_error(ctx))) return y;
+    gcr_ctx_destroy(ctx);
+    return NULL;
+}
+
 static void run_good(const bind_case *k, int retrace)
 {
     gcr_ctx *ctx = cu_ctx(retrace, 8, 1);
     char what[160];
     gcr_tensor *x1 = h_rand_tensor(ctx, GCR_F32, k->nd1, k->s1, GCR_NCHW, -2, 2);
     gcr_graph *g = NULL;
-    OK(ctx, gcr_capture_begin(ctx));
-    gcr_tensor *y = k->model(ctx, x1);
-    OK(ctx, gcr_capture_end(ctx, &g));
-    if (!CHECK(g && y, "%s: capture: %s", k->name, gcr_ctx_error(ctx))) {
-        gcr_ctx_destroy(ctx);
-        return;
-    }
+    gcr_tensor *y = capture(ctx, k->model, x1, &g, k->name);
+    if (!y) return;
     snprintf(what, sizeof what, "%s retrace %d: capture pass", k->name, retrace);
     same_as_eager(ctx, k->model, y, x1, what);
     gcr_tensor *x2 = h_rand_tensor(ctx, GCR_F32, k->nd2, k->s2, GCR_NCHW, -2, 2);
@@ -153,13 +159,8 @@ static void run_bad(const bad_case *k, int retrace)
     gcr_ctx *ctx = cu_ctx(retrace, 8, 1);
     gcr_tensor *x1 = h_rand_tensor(ctx, GCR_F32, k->nd1, k->s1, GCR_NCHW, -2, 2);
     gcr_graph *g = NULL;
-    OK(ctx, gcr_capture_begin(ctx));
-    gcr_tensor *y = k->model(ctx, x1);
-    OK(ctx, gcr_capture_end(ctx, &g));
-    if (!CHECK(g && y, "%s: capture: %s", k->name, gcr_ctx_error(ctx))) {
-        gcr_ctx_destroy(ctx);
-        return;
-    }
+    gcr_tensor *y = capture(ctx, k->model, x1, &g, k->name);
+    if (!y) return;
     gcr_tensor *x2 = h_rand_tensor(ctx, GCR_F32, k->nd2, k->s2, GCR_NCHW, -2, 2);
     OK(ctx, gcr_graph_bind_input(g, 0, x2));
     gcr_status s = gcr_graph_replay(g);
