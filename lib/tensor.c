@@ -115,13 +115,6 @@ void gcr_tensor_destroy(gcr_tensor *t)
     free(t);
 }
 
-void gcr_tensor_unbind(gcr_tensor *t)
-{
-    storage_release(t->ctx, t->st);
-    t->st = NULL;
-    t->offset = 0;
-}
-
 void gcr_tensor_share(gcr_tensor *t, gcr_storage *st, int64_t off)
 {
     if (st) st->refs++;
@@ -129,6 +122,8 @@ void gcr_tensor_share(gcr_tensor *t, gcr_storage *st, int64_t off)
     t->st = st;
     t->offset = off;
 }
+
+void gcr_tensor_unbind(gcr_tensor *t) { gcr_tensor_share(t, NULL, 0); }
 
 void gcr_storage_release(gcr_ctx *ctx, gcr_storage *st) { storage_release(ctx, st); }
 

@@ -477,8 +477,8 @@ void gcr_graph_destroy(gcr_graph *g)
     if (!g) return;
     /* a region's graph is borrowed (gcr_region_graph): the region frees it when it evicts it */
     if (g->region) {
-        gcr_set_error(g->ctx, GCR_ERR_INVALID,
-                      "graph_destroy: the graph belongs to a region (borrowed from gcr_region_graph); the region frees it");
+        gcr_set_error(g->ctx, GCR_ERR_INVALID, "graph_destroy: the graph belongs to region %s (borrowed from gcr_region_graph); the region frees it",
+                      gcr_region_name(g->region));
         return;
     }
     gcr_graph_free(g);
