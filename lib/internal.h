@@ -169,6 +169,10 @@ gcr_tensor *gcr_tensor_shell(gcr_ctx *ctx, const gcr_meta *m);
 gcr_status gcr_tensor_bind(gcr_tensor *t, void *data, size_t bytes);
 /* Frees a handle regardless of list membership. */
 void gcr_tensor_destroy(gcr_tensor *t);
+/* Appends t to the handle list whose sentinel is list (the ctx's live list, a region's lists),
+ * and takes it off its list (a no-op when on none), through t->prev / t->next. */
+void gcr_tensor_list_push(gcr_tensor *list, gcr_tensor *t);
+void gcr_tensor_list_drop(gcr_tensor *t);
 /* Drops t's storage (t then holds no data, like a traced tensor before its graph runs). */
 void gcr_tensor_unbind(gcr_tensor *t);
 /* Points t at storage st (taking a reference), element offset off; drops t's old storage. */

@@ -4,21 +4,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void list_push(gcr_ctx *ctx, gcr_tensor *t)
+void gcr_tensor_list_push(gcr_tensor *list, gcr_tensor *t)
 {
-    t->seq = ++ctx->seq;
-    t->prev = ctx->live.prev;
-    t->next = &ctx->live;
-    ctx->live.prev->next = t;
-    ctx->live.prev = t;
+    t->prev = list->prev;
+    t->next = list;
+    list->prev->next = t;
+    list->prev = t;
 }
 
-static void list_drop(gcr_tensor *t)
+void gcr_tensor_list_drop(gcr_tensor *t)
 {
     if (!t->next) return;
     t->prev->next = t->next;
     t->next->prev = t->prev;
     t->next = t->prev = NULL;
+}
+
+static void list_push(gcr_ctx *ctx, gcr_tensor *t)
+{
+    t->seq = ++ctx->seq;
+    gcr_tensor_list_push(&ctx->live, t);
 }
 
 static void storage_release(gcr_ctx *ctx, gcr_storage *st)
@@ -110,7 +115,7 @@ gcr_status gcr_tensor_bind(gcr_tensor *t, void *data, size_t bytes)
 void gcr_tensor_destroy(gcr_tensor *t)
 {
     if (!t) return;
-    list_drop(t);
+    gcr_tensor_list_drop(t);
     storage_release(t->ctx, t->st);
     free(t);
 }

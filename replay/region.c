@@ -165,20 +165,6 @@ static int cmp_ptr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void push_handle(gcr_tensor *list, gcr_tensor *t)
-{
-    t->prev = list->prev;
-    t->next = list;
-    list->prev->next = t;
-    list->prev = t;
-}
-
-static void unlink_handle(gcr_tensor *t)
-{
-    t->prev->next = t->next;
-    t->next->prev = t->prev;
-    t->next = t->prev = NULL;
-}
 
 /* Retires the handles no cached entry's trace holds any more (a user may still hold them: they
  * lose their data and read as evicted), and frees those retired graph_cache retirements ago.
@@ -203,11 +189,11 @@ static void collect(gcr_region *r)
         for (gcr_tensor *t = r->handles.next, *nx; t != &r->handles; t = nx) {
             nx = t->next;
             if (bsearch(&t, held, k, sizeof *held, cmp_ptr)) continue;
-            unlink_handle(t);
+            gcr_tensor_list_drop(t);
             gcr_tensor_unbind(t);
             t->value = -1;
             t->seq = stamp;
-            push_handle(&r->retired, t);
+            gcr_tensor_list_push(&r->retired, t);
             r->retirements = stamp;
         }
         free(held);
@@ -422,7 +408,7 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
 static void adopt_handles(gcr_region *r, gcr_ir *tr)
 {
     for (int v = r->prefix_values; v < tr->n_values; v++)
-        if (tr->values[v].handle) push_handle(&r->handles, tr->values[v].handle);
+        if (tr->values[v].handle) gcr_tensor_list_push(&r->handles, tr->values[v].handle);
 }
 
 /* capture (or diverged) pass: build, or interpret, the open trace as a new entry. It joins the
