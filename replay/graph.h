@@ -9,6 +9,7 @@
 
 #include "../capture/trace.h"
 #include "../lib/hash.h"
+#include "lru.h"
 
 typedef struct gcr_variant gcr_variant;
 
@@ -45,7 +46,7 @@ struct gcr_variant {
     gcr_tensor **bound;      /* per value: handle bound to ptr for eager calls (lazily made) */
     const gcr_executor *ex;
     void *ex_state;          /* the executor's */
-    uint64_t last_used;      /* LRU stamp */
+    gcr_lru_link lru;        /* in the graph's recency list */
     double build_seconds;
 };
 
@@ -61,7 +62,7 @@ struct gcr_graph {
                                 path allocates nothing) */
     gcr_variant *variants;   /* uthash by key */
     gcr_variant *cur;        /* last run */
-    uint64_t clock;          /* LRU clock */
+    gcr_lru lru;             /* the variants, most recently run first */
     gcr_graph_stats stats;
     int tf32;                /* knobs.tf32 at capture: every run of this graph picks kernels with it */
     /* profiling (knobs.profile): events appended by executors, written on destroy */
@@ -76,10 +77,21 @@ typedef struct gcr_prof_event {
     double ts_us, dur_us;
 } gcr_prof_event;
 
-/* The cache policy graphs (their variants) and regions (their entries) share: a cache holds at
- * most this many (knobs.graph_cache, at least 1); each run stamps its own from the owner's clock,
- * and eviction, after a new one ran, takes the oldest stamp other than the new one's. */
+/* The cache policy graphs (their variants) and regions (their entries) share (lru.h): a cache
+ * holds at most this many (knobs.graph_cache, at least 1); each run makes its item the most
+ * recently used, and eviction, after a new one ran, takes the least recently used other than it. */
 int gcr_cache_cap(const gcr_ctx *ctx);
+/* The hash of an input signature (n metas), the key of the graph's variant cache. */
+uint64_t gcr_sig_hash(const gcr_meta *m, int n);
+/* Builds the variant of g for input metas sig (variant.c); a fused kernel the executor cannot
+ * build is split into eager kernels and the variant built again (each group is split once; a
+ * kernel that still fails is an error). */
+gcr_status gcr_variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant **out);
+void gcr_variant_free(gcr_graph *g, gcr_variant *v);
+/* Frees every variant of g (sigcache.c). */
+void gcr_sigcache_clear(gcr_graph *g);
+/* Data pointers of values read from outside (inputs may move between replays) and of views. */
+void gcr_variant_refresh_ptrs(gcr_graph *g, gcr_variant *v);
 /* Frees g and its variants; gcr_graph_destroy is this for graphs the user owns (not a region's). */
 void gcr_graph_free(gcr_graph *g);
 /* Makes a graph from a finished trace and runs it once. With owns_handles (explicit capture) the

@@ -32,17 +32,17 @@
 typedef struct gcr_rentry {
     gcr_ir *trace;        /* owner = the region; linked */
     gcr_graph *graph;     /* NULL: run eagerly (retrace=0 after the first entry) */
-    uint64_t last_used;   /* LRU stamp (the region's clock) */
-    struct gcr_rentry *next;
+    gcr_lru_link lru;     /* in the region's cache */
 } gcr_rentry;
+
+#define ENTRY(p) GCR_LRU_ITEM(p, gcr_rentry, lru)
 
 typedef struct gcr_region gcr_region;
 struct gcr_region {
     UT_hash_handle hh;
     char *name;
     gcr_ctx *ctx;
-    gcr_rentry *entries;  /* the cache, newest first */
-    int n_entries;        /* kept, so eviction never recounts the list */
+    gcr_lru entries;      /* the cache, most recently run first */
     gcr_rentry *cur;      /* checked against now / last run */
     gcr_rentry *bound;    /* whose outputs hold data (the one run last), or NULL */
     gcr_ir *open;         /* trace being recorded (capture mode) */
@@ -54,7 +54,6 @@ struct gcr_region {
                              (owned; stable across passes), chained through the handles' list links */
     gcr_tensor retired;   /* sentinel of the list of retired handles (seq: their retirement) */
     uint64_t retirements; /* collections that retired handles */
-    uint64_t clock;
 };
 
 /* The region whose body runs now on ctx, or NULL. */
@@ -144,14 +143,9 @@ static void unbind_all(gcr_region *r, const gcr_ir *tr)
 static void evict(gcr_region *r, const gcr_rentry *keep)
 {
     int cap = gcr_cache_cap(r->ctx);
-    while (r->n_entries > cap) {
-        gcr_rentry **old = NULL;
-        for (gcr_rentry **p = &r->entries; *p; p = &(*p)->next)
-            if (*p != keep && (!old || (*p)->last_used < (*old)->last_used)) old = p;
-        if (!old) break;
-        gcr_rentry *w = *old;
-        *old = w->next;
-        r->n_entries--;
+    for (gcr_lru_link *old; (old = gcr_lru_victim(&r->entries, cap, &keep->lru));) {
+        gcr_rentry *w = ENTRY(old);
+        gcr_lru_remove(&r->entries, old);
         if (r->cur == w) r->cur = NULL;
         if (r->bound == w) unbind_all(r, NULL);
         gcr_info(r->ctx, "region %s: evicting its least recently used graph (cap %d)", r->name, cap);
@@ -172,13 +166,13 @@ static int cmp_ptr(const void *a, const void *b)
 static void collect(gcr_region *r)
 {
     size_t n = 0;
-    for (const gcr_rentry *w = r->entries; w; w = w->next) n += 2 * (size_t)w->trace->n_values;
+    GCR_LRU_FOREACH(p, &r->entries) n += 2 * (size_t)ENTRY(p)->trace->n_values;
     gcr_tensor **held = malloc(sizeof *held * (n ? n : 1));
     if (held) {
         size_t k = 0;
-        for (const gcr_rentry *w = r->entries; w; w = w->next)
-            for (int v = 0; v < w->trace->n_values; v++) {
-                const gcr_value *x = &w->trace->values[v];
+        GCR_LRU_FOREACH(p, &r->entries)
+            for (int v = 0; v < ENTRY(p)->trace->n_values; v++) {
+                const gcr_value *x = &ENTRY(p)->trace->values[v];
                 if (x->handle) held[k++] = x->handle;
                 /* by address only: an external tensor may be gone (only a call passing the same
                  * address again could match it) */
@@ -206,7 +200,7 @@ static void collect(gcr_region *r)
 
 static gcr_status run_entry(gcr_region *r, gcr_rentry *w)
 {
-    w->last_used = ++r->clock;
+    gcr_lru_touch(&r->entries, &w->lru);
     r->cur = w;
     if (w->graph) return gcr_graph_replay(w->graph); /* which reports to gcr_region_graph_ran */
     gcr_status s = gcr_ir_interpret(r->ctx, w->trace, NULL);
@@ -217,8 +211,8 @@ static gcr_status run_entry(gcr_region *r, gcr_rentry *w)
 
 void gcr_region_graph_ran(struct gcr_region *r, gcr_graph *g, gcr_status s)
 {
-    gcr_rentry *w = r->entries;
-    while (w && w->graph != g) w = w->next;
+    gcr_rentry *w = NULL;
+    GCR_LRU_FOREACH(p, &r->entries) if (ENTRY(p)->graph == g) w = ENTRY(p);
     if (!w) return;
     if (s == GCR_OK) now_bound(r, w);
     else unbind_all(r, w->trace);
@@ -317,7 +311,8 @@ gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *ou
         r->cursor++;
         return r->cur->trace->values[r->cur->trace->nodes[i].out].handle;
     }
-    for (gcr_rentry *w = r->entries; w; w = w->next) {
+    GCR_LRU_FOREACH(p, &r->entries) {
+        gcr_rentry *w = ENTRY(p);
         if (w == r->cur || !same_prefix(w->trace, r->cur->trace, i) || !node_matches(w->trace, i, c)) continue;
         r->cur = w;
         r->cursor++;
@@ -353,6 +348,7 @@ static gcr_region *region_new(gcr_ctx *ctx, gcr_capstate *cs, const char *name)
     if (r) r->name = strdup(name);
     if (r && r->name) {
         r->ctx = ctx;
+        gcr_lru_init(&r->entries);
         r->handles.next = r->handles.prev = &r->handles;
         r->retired.next = r->retired.prev = &r->retired;
         HASH_ADD_KEYPTR(hh, cs->regions, r->name, strlen(r->name), r);
@@ -425,7 +421,7 @@ static gcr_status finish_capture(gcr_region *r)
     if (!w) return gcr_set_error(ctx, GCR_ERR_OOM, "region %s: out of host memory", r->name);
     w->trace = tr;
     gcr_status s;
-    if (!r->entries || ctx->knobs.retrace) {
+    if (!r->entries.count || ctx->knobs.retrace) {
         s = gcr_graph_from_trace(ctx, tr, false, &w->graph);
     } else {
         gcr_info(ctx, "region %s: running the new trace eagerly (retrace=0)", r->name);
@@ -439,10 +435,7 @@ static gcr_status finish_capture(gcr_region *r)
     if (w->graph) w->graph->region = r;
     adopt_handles(r, tr);
     r->open = NULL;
-    w->next = r->entries;
-    r->entries = w;
-    r->n_entries++;
-    w->last_used = ++r->clock;
+    gcr_lru_add(&r->entries, &w->lru);
     r->cur = w;
     now_bound(r, w);
     evict(r, w);
@@ -470,8 +463,10 @@ static gcr_status end_check(gcr_region *r)
     int i = r->cursor;
     gcr_rentry *hit = NULL;
     if (r->cur->trace->n_nodes == i && marks_match(r, r->cur->trace)) hit = r->cur;
-    for (gcr_rentry *w = r->entries; w && !hit; w = w->next)
-        if (w->trace->n_nodes == i && same_prefix(w->trace, r->cur->trace, i) && marks_match(r, w->trace)) hit = w;
+    GCR_LRU_FOREACH(p, &r->entries) {
+        const gcr_ir *tr = ENTRY(p)->trace;
+        if (!hit && tr->n_nodes == i && same_prefix(tr, r->cur->trace, i) && marks_match(r, tr)) hit = ENTRY(p);
+    }
     return hit ? run_entry(r, hit) : diverge(r, i);
 }
 
@@ -509,10 +504,9 @@ void gcr_regions_free(gcr_ctx *ctx)
             adopt_handles(r, r->open);
             gcr_ir_free(r->open);
         }
-        while (r->entries) {
-            gcr_rentry *w = r->entries;
-            r->entries = w->next;
-            r->n_entries--;
+        while (r->entries.count) {
+            gcr_rentry *w = ENTRY(r->entries.head.next);
+            gcr_lru_remove(&r->entries, &w->lru);
             entry_free(w);
         }
         while (r->handles.next != &r->handles) gcr_tensor_destroy(r->handles.next);
