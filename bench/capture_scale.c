@@ -10,28 +10,12 @@
  *            the horizontal pass merges into one group
  *   nofuse   the blocks trace with GCR_FUSION=0: N eager kernels
  * Usage: capture_scale [N ...]   (default 20000 50000 200000) */
-#include "gcr.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static gcr_ctx *make_ctx(int fusion)
-{
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CPU;
-    o.knobs.fusion = fusion;
-    o.knobs.log = 0;
-    gcr_ctx *ctx = NULL;
-    return gcr_ctx_create(&ctx, &o) == GCR_OK ? ctx : NULL;
-}
+static double now_s(void) { return 1e-6 * bench_now_us(); }
 
 static gcr_tensor *step(gcr_ctx *ctx, gcr_tensor *y, int i)
 {
@@ -69,7 +53,7 @@ static int record(gcr_ctx *ctx, const char *shape, gcr_tensor *x, gcr_tensor **w
 /* seconds for capture_begin + recording + capture_end of n ops, or -1 */
 static int run(const char *shape, int n)
 {
-    gcr_ctx *ctx = make_ctx(strcmp(shape, "nofuse") != 0);
+    gcr_ctx *ctx = bench_ctx(GCR_DEVICE_CPU, strcmp(shape, "nofuse") != 0);
     if (!ctx) {
         fprintf(stderr, "capture_scale: no CPU context\n");
         return 1;

@@ -3,22 +3,16 @@
  * kernel cache directory (every program compiled by NVRTC) and then with the warm one (every
  * program loaded from disk). The parent re-runs itself as the child, so each figure includes
  * process start, CUDA context creation and module loads, like a user's first run. */
-#include "gcr.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #if GCR_HAVE_CUDA
 #include "cuda/cuda_ops.h"
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
+static double now_ms(void) { return 1e-3 * bench_now_us(); }
 
 /* the child: runs the workload once, prints "ctx_ms first_ms compiles disk_hits" */
 static int child(const char *dir)

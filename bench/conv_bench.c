@@ -6,7 +6,7 @@
  * clock) and the device-to-device copy bandwidth measured in the same run. The network total weights
  * each shape by how often the model uses it.
  * usage: conv_bench [nhwc] [f32|f16] [only=NAME-PREFIX] [batch ...] */
-#include "gcr.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,10 +236,8 @@ int main(int argc, char **argv)
         else if (nb < 8 && atoi(argv[i]) > 0) batches[nb++] = atoi(argv[i]);
     }
     if (!nb) batches[nb++] = 1, batches[nb++] = 128;
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CUDA;
-    gcr_ctx *ctx;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+    gcr_ctx *ctx = bench_ctx(GCR_DEVICE_CUDA, 1);
+    if (!ctx) {
         printf("conv_bench: no CUDA device, nothing to time\n");
         return 0;
     }

@@ -6,30 +6,12 @@
  *     100 kernels in one CUDA Graph, so replay time / 100 is the cost per graph node (target <= 1.3
  *     us on an H100); with fusion they are one kernel. Eager launches for comparison.
  * Wall-clock over many iterations between two syncs; the first iterations warm up. */
-#include "gcr.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #ifdef GCR_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static gcr_ctx *make_ctx(int fusion)
-{
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CUDA;
-    o.knobs.fusion = fusion;
-    o.knobs.graphs = 1;
-    gcr_ctx *ctx = NULL;
-    return gcr_ctx_create(&ctx, &o) == GCR_OK ? ctx : NULL;
-}
 
 static int fail(gcr_ctx *ctx, const char *what)
 {
@@ -46,10 +28,10 @@ static double memcpy_us(size_t bytes, int iters)
     cudaMemset(a, 1, bytes);
     for (int i = 0; i < 3; i++) cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0);
     cudaDeviceSynchronize();
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < iters; i++) cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0);
     cudaDeviceSynchronize();
-    double t = (now_us() - t0) / iters;
+    double t = (bench_now_us() - t0) / iters;
     cudaFree(a);
     cudaFree(b);
     return t;
@@ -62,7 +44,7 @@ static double memcpy_us(size_t bytes, int iters)
 
 static int bench_hswish(gcr_dtype dt)
 {
-    gcr_ctx *ctx = make_ctx(1);
+    gcr_ctx *ctx = bench_ctx(GCR_DEVICE_CUDA, 1);
     if (!ctx) return fail(NULL, "no CUDA context");
     int64_t sh[4] = {64, 256, 56, 56}, n = 64LL * 256 * 56 * 56;
     float *h = malloc((size_t)n * sizeof *h);
@@ -79,14 +61,14 @@ static int bench_hswish(gcr_dtype dt)
         gcr_scope_end(ctx, s);
     }
     gcr_ctx_sync(ctx);
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < iters; i++) {
         uint64_t s = gcr_scope_begin(ctx);
         gcr_hardswish(ctx, x);
         gcr_scope_end(ctx, s);
     }
     gcr_ctx_sync(ctx);
-    double eager = (now_us() - t0) / iters;
+    double eager = (bench_now_us() - t0) / iters;
     /* replay: one generated kernel in a CUDA Graph */
     gcr_graph *g = NULL;
     if (gcr_capture_begin(ctx) != GCR_OK) return fail(ctx, "capture_begin");
@@ -94,10 +76,10 @@ static int bench_hswish(gcr_dtype dt)
     if (gcr_capture_end(ctx, &g) != GCR_OK) return fail(ctx, "capture_end");
     for (int i = 0; i < 3; i++) gcr_graph_replay(g);
     gcr_ctx_sync(ctx);
-    t0 = now_us();
+    t0 = bench_now_us();
     for (int i = 0; i < iters; i++) gcr_graph_replay(g);
     if (gcr_ctx_sync(ctx) != GCR_OK) return fail(ctx, "replay");
-    double fused = (now_us() - t0) / iters;
+    double fused = (bench_now_us() - t0) / iters;
     gcr_graph_stats st;
     gcr_graph_get_stats(g, &st);
     size_t bytes = (size_t)n * gcr_dtype_size(dt);
@@ -113,7 +95,7 @@ static int bench_hswish(gcr_dtype dt)
 
 static int bench_chain(int fusion)
 {
-    gcr_ctx *ctx = make_ctx(fusion);
+    gcr_ctx *ctx = bench_ctx(GCR_DEVICE_CUDA, fusion);
     if (!ctx) return fail(NULL, "no CUDA context");
     int64_t sh[1] = {256};
     float h[256];
@@ -128,7 +110,7 @@ static int bench_chain(int fusion)
         gcr_scope_end(ctx, s);
     }
     gcr_ctx_sync(ctx);
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int it = 0; it < iters / 10; it++) {
         uint64_t s = gcr_scope_begin(ctx);
         gcr_tensor *y = x;
@@ -136,7 +118,7 @@ static int bench_chain(int fusion)
         gcr_scope_end(ctx, s);
     }
     gcr_ctx_sync(ctx);
-    double eager = (now_us() - t0) / (iters / 10);
+    double eager = (bench_now_us() - t0) / (iters / 10);
     gcr_graph *g = NULL;
     if (gcr_capture_begin(ctx) != GCR_OK) return fail(ctx, "capture_begin");
     gcr_tensor *y = x;
@@ -144,10 +126,10 @@ static int bench_chain(int fusion)
     if (gcr_capture_end(ctx, &g) != GCR_OK) return fail(ctx, "capture_end");
     for (int i = 0; i < 20; i++) gcr_graph_replay(g);
     gcr_ctx_sync(ctx);
-    t0 = now_us();
+    t0 = bench_now_us();
     for (int i = 0; i < iters; i++) gcr_graph_replay(g);
     if (gcr_ctx_sync(ctx) != GCR_OK) return fail(ctx, "replay");
-    double rep = (now_us() - t0) / iters;
+    double rep = (bench_now_us() - t0) / iters;
     gcr_graph_stats st;
     gcr_graph_get_stats(g, &st);
     printf("100 tiny ops, fusion=%d        | eager %9.1f us (%.2f us/op) | replay (%3d kernels) %7.1f us | %.2f us per node\n",
@@ -160,7 +142,7 @@ static int bench_chain(int fusion)
 
 int main(void)
 {
-    gcr_ctx *probe = make_ctx(1);
+    gcr_ctx *probe = bench_ctx(GCR_DEVICE_CUDA, 1);
     if (!probe) {
         printf("fusion_bench: no CUDA device, nothing to measure\n");
         return 0;

@@ -2,9 +2,8 @@
  * gcr eager, per op, against raw cuLaunchKernel of a minimal kernel doing the same work (driver
  * entry point, same stream). Both are timed from the first call to the stream being drained.
  * Prints a table; the minimum over repetitions is reported (the least-disturbed run). */
-#include "gcr.h"
+#include "bench.h"
 #include <stdio.h>
-#include <time.h>
 
 #if GCR_HAVE_CUDA
 #include "cuda/cuda_ops.h"
@@ -12,16 +11,10 @@
 #define CHAIN 100
 #define REPS 50
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
 
 static double gcr_chain(gcr_ctx *ctx, gcr_tensor *x)
 {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     gcr_tensor *cur = x;
     for (int i = 0; i < CHAIN; i++) {
         gcr_tensor *next = gcr_add_scalar(ctx, cur, 1.0f);
@@ -29,7 +22,7 @@ static double gcr_chain(gcr_ctx *ctx, gcr_tensor *x)
         cur = next;
     }
     gcr_ctx_sync(ctx);
-    double t = now_us() - t0;
+    double t = bench_now_us() - t0;
     gcr_tensor_free(cur);
     return t / CHAIN;
 }
@@ -42,18 +35,16 @@ static double raw_chain(gcr_ctx *ctx, gcr_cuda_fn *k, void *buf)
     float v = 1.0f;
     int n = 256;
     void *args[] = {&buf, &v, &n};
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < CHAIN; i++) drv->launch_kernel(fn, 1, 1, 1, 256, 1, 1, 0, s, args, NULL);
     cudaStreamSynchronize(gcr_cuda_stream(ctx));
-    return (now_us() - t0) / CHAIN;
+    return (bench_now_us() - t0) / CHAIN;
 }
 
 int main(void)
 {
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CUDA;
-    gcr_ctx *ctx = NULL;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+    gcr_ctx *ctx = bench_ctx(GCR_DEVICE_CUDA, 1);
+    if (!ctx) {
         printf("launch: no CUDA device, skipped\n");
         return 0;
     }

@@ -6,7 +6,7 @@
  * device cudaMemcpy measured in the same run. Times are CUDA events around ITERS calls. Further
  * rows show the N-d paths on the same tensor: batch_norm ([C] params), a multiply by an SE-style
  * [N,C,1,1] tensor, an NCHW -> NHWC copy, and reductions (bytes: the input read once). */
-#include "gcr.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,10 +44,8 @@ static void row(const char *name, const char *dt, double bytes, double ms, doubl
 
 int main(void)
 {
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CUDA;
-    gcr_ctx *ctx = NULL;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+    gcr_ctx *ctx = bench_ctx(GCR_DEVICE_CUDA, 1);
+    if (!ctx) {
         printf("pointwise_bw: no CUDA device, skipped\n");
         return 0;
     }
