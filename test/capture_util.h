@@ -193,4 +193,12 @@ static __attribute__((unused)) int cu_kernels(const gcr_graph *g)
     return st.kernels;
 }
 
+/* the variants (input signatures) g has built, or -1 */
+static __attribute__((unused)) int cu_variants(const gcr_graph *g)
+{
+    gcr_graph_stats st;
+    if (!g || gcr_graph_get_stats(g, &st) != GCR_OK) return -1;
+    return st.variants;
+}
+
 #endif

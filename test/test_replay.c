@@ -36,11 +36,12 @@ static void same_as_eager(gcr_ctx *ctx, gcr_tensor *y, gcr_tensor *x, gcr_tensor
     gcr_scope_end(ctx, sc);
 }
 
-static int variants(gcr_graph *g)
+/* binds x as input 0, replays and compares output y with the eager model on (x, b) */
+static void rebind_check(gcr_ctx *ctx, gcr_graph *g, gcr_tensor *y, gcr_tensor *x, gcr_tensor *b, const char *what)
 {
-    gcr_graph_stats st;
-    gcr_graph_get_stats(g, &st);
-    return st.variants;
+    OK(ctx, gcr_graph_bind_input(g, 0, x));
+    OK(ctx, gcr_graph_replay(g));
+    same_as_eager(ctx, y, x, b, what);
 }
 
 static void test_rebind_and_respecialise(void)
@@ -61,22 +62,18 @@ static void test_rebind_and_respecialise(void)
     }
     /* pointer rebinding: same signature, no new variant */
     gcr_tensor *x2 = rand_t(ctx, GCR_F32, 4, s1, GCR_NCHW);
-    OK(ctx, gcr_graph_bind_input(g, 0, x2));
-    OK(ctx, gcr_graph_replay(g));
-    same_as_eager(ctx, y, x2, b, "rebound input");
-    CHECK(variants(g) == 1, "rebinding does not re-specialise (%d)", variants(g));
+    rebind_check(ctx, g, y, x2, b, "rebound input");
+    CHECK(cu_variants(g) == 1, "rebinding does not re-specialise (%d)", cu_variants(g));
     /* new shape: a new variant with the new result; the output handle takes the new shape */
     gcr_tensor *x3 = rand_t(ctx, GCR_F32, 4, s2, GCR_NCHW);
     OK(ctx, gcr_graph_bind_input(g, 0, x3));
     OK(ctx, gcr_graph_replay(g));
     CHECK(gcr_tensor_dim(y, 0) == 3 && gcr_tensor_dim(y, 2) == 6, "output has the new shape");
     same_as_eager(ctx, y, x3, b, "new shape");
-    CHECK(variants(g) == 2, "2 variants (%d)", variants(g));
+    CHECK(cu_variants(g) == 2, "2 variants (%d)", cu_variants(g));
     /* new strides (NHWC) and new dtype (f16: b must follow) */
     gcr_tensor *x4 = rand_t(ctx, GCR_F32, 4, s1, GCR_NHWC);
-    OK(ctx, gcr_graph_bind_input(g, 0, x4));
-    OK(ctx, gcr_graph_replay(g));
-    same_as_eager(ctx, y, x4, b, "new strides");
+    rebind_check(ctx, g, y, x4, b, "new strides");
     gcr_tensor *x5 = rand_t(ctx, GCR_F16, 4, s1, GCR_NCHW), *b5 = rand_t(ctx, GCR_F16, 1, (int64_t[]){5}, GCR_NCHW);
     OK(ctx, gcr_graph_bind_input(g, 0, x5));
     OK(ctx, gcr_graph_bind_input(g, 1, b5));
@@ -84,13 +81,13 @@ static void test_rebind_and_respecialise(void)
     CHECK(gcr_tensor_dtype(y) == GCR_F16, "output is f16 now");
     same_as_eager(ctx, y, x5, b5, "new dtype");
     /* back to the first signature: a cache hit, no new build */
-    int before = variants(g);
+    int before = cu_variants(g);
     OK(ctx, gcr_graph_bind_input(g, 0, x));
     OK(ctx, gcr_graph_bind_input(g, 1, b));
     cu_refill(x, 0);
     OK(ctx, gcr_graph_replay(g));
     same_as_eager(ctx, y, x, b, "first signature again");
-    CHECK(variants(g) == before, "cached variant reused (%d vs %d)", variants(g), before);
+    CHECK(cu_variants(g) == before, "cached variant reused (%d vs %d)", cu_variants(g), before);
     CHECK(gcr_graph_bind_input(g, 5, x) == GCR_ERR_INVALID, "bad input index");
     gcr_ctx_clear_error(ctx);
     gcr_graph_destroy(g);
@@ -124,7 +121,7 @@ static void test_failed_respecialise(void)
     cu_refill(x, 0);
     OK(ctx, gcr_graph_replay(g));
     same_as_eager(ctx, y, x, b, "back to the first input");
-    CHECK(variants(g) == 1, "the cached variant replayed (%d builds)", variants(g));
+    CHECK(cu_variants(g) == 1, "the cached variant replayed (%d builds)", cu_variants(g));
     free(before);
     free(after);
     gcr_graph_destroy(g);
@@ -166,12 +163,10 @@ static void test_lru(void)
         OK(ctx, gcr_capture_end(ctx, &g));
         int seq[] = {1, 2, 0, 1, 2, 0};
         for (int i = 0; i < 6; i++) {
-            OK(ctx, gcr_graph_bind_input(g, 0, xs[seq[i]]));
-            OK(ctx, gcr_graph_replay(g));
-            same_as_eager(ctx, y, xs[seq[i]], b, "LRU cycle");
+            rebind_check(ctx, g, y, xs[seq[i]], b, "LRU cycle");
         }
         /* cap 3 holds all three signatures: 3 builds; cap 2 evicts on every switch: 1 + 6 */
-        CHECK(variants(g) == (cap == 3 ? 3 : 7), "cap %d: %d builds", cap, variants(g));
+        CHECK(cu_variants(g) == (cap == 3 ? 3 : 7), "cap %d: %d builds", cap, cu_variants(g));
         gcr_graph_destroy(g);
         gcr_ctx_destroy(ctx);
     }
@@ -187,18 +182,12 @@ static void test_eager_fallback(void)
     gcr_tensor *y = model(ctx, x, b);
     OK(ctx, gcr_capture_end(ctx, &g));
     gcr_tensor *x2 = rand_t(ctx, GCR_F32, 4, s2, GCR_NCHW);
-    OK(ctx, gcr_graph_bind_input(g, 0, x2));
-    OK(ctx, gcr_graph_replay(g));
-    same_as_eager(ctx, y, x2, b, "retrace=0: eager result for the new shape");
-    CHECK(variants(g) == 1, "retrace=0 builds nothing new");
+    rebind_check(ctx, g, y, x2, b, "retrace=0: eager result for the new shape");
+    CHECK(cu_variants(g) == 1, "retrace=0 builds nothing new");
     gcr_tensor *x3 = gcr_tensor_keep(gcr_permute(ctx, rand_t(ctx, GCR_F32, 4, (int64_t[]){5, 3, 4, 2}, GCR_NCHW),
                                                  (int[]){3, 1, 2, 0}));
-    OK(ctx, gcr_graph_bind_input(g, 0, x3));
-    OK(ctx, gcr_graph_replay(g));
-    same_as_eager(ctx, y, x3, b, "retrace=0: strided input");
-    OK(ctx, gcr_graph_bind_input(g, 0, x));
-    OK(ctx, gcr_graph_replay(g));
-    same_as_eager(ctx, y, x, b, "retrace=0: back to the graph");
+    rebind_check(ctx, g, y, x3, b, "retrace=0: strided input");
+    rebind_check(ctx, g, y, x, b, "retrace=0: back to the graph");
     gcr_graph_destroy(g);
     gcr_ctx_destroy(ctx);
 }
