@@ -202,9 +202,6 @@ gcr_status gcr_fuse_begin(gcr_ir *ir);
 void gcr_fuse_end(gcr_ir *ir);
 /* true when node n's kind may be fused at all (knobs.fusion, skip_fuse, nofuse, dead) */
 bool gcr_fuse_enabled(const gcr_ir *ir, int n);
-/* true for the kinds that anchor a kernel (conv, matmul, reduce, pool): at most one per kernel,
- * with pointwise prologues and epilogue fused around it */
-bool gcr_is_anchor_kind(gcr_kind k);
 
 typedef enum gcr_fuse_how {
     GCR_FUSE_POINTWISE,  /* producer pointwise -> consumer pointwise, same space */

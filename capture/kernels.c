@@ -244,7 +244,7 @@ static int bytes_producer(const gcr_ir *ir, int v)
 {
     int root = ir->values[v].root;
     int p = ir->values[root].producer;
-    while (p >= 0 && gcr_op_table[ir->nodes[p].op].kind == GCR_KIND_VIEW) {
+    while (p >= 0 && gcr_op_is_view(ir->nodes[p].op)) {
         root = ir->values[ir->nodes[p].in[0]].root;
         p = ir->values[root].producer;
     }
@@ -321,7 +321,7 @@ static gcr_status order_kernels(gcr_ir *ir, int *kof, int nk, const int *count, 
             if (s != GCR_OK) break;
         }
         K->nodes[K->n_nodes++] = i;
-        if (gcr_is_anchor_kind(gcr_op_table[ir->nodes[i].op].kind)) K->anchor = i;
+        if (gcr_op_is_anchor(ir->nodes[i].op)) K->anchor = i;
         const gcr_node *nd = &ir->nodes[i];
         for (int k = 0; k < nd->n_in; k++) {
             int p = nd->in[k] < 0 ? -1 : bytes_producer(ir, nd->in[k]);
@@ -381,13 +381,13 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
     int nk = 0;
     for (int i = 0; i < n; i++) {
         kof[i] = -1;
-        if (ir->nodes[i].dead || gcr_op_table[ir->nodes[i].op].kind == GCR_KIND_VIEW) continue;
+        if (ir->nodes[i].dead || gcr_op_is_view(ir->nodes[i].op)) continue;
         int r = gcr_group_find(ir, i);
         if (r == i) kof[i] = nk++;
         count[r]++;
     }
     for (int i = 0; i < n; i++)
-        if (kof[i] < 0 && !ir->nodes[i].dead && gcr_op_table[ir->nodes[i].op].kind != GCR_KIND_VIEW)
+        if (kof[i] < 0 && !ir->nodes[i].dead && !gcr_op_is_view(ir->nodes[i].op))
             kof[i] = kof[gcr_group_find(ir, i)];
     gcr_kernel *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
     if (!ks) {
@@ -405,7 +405,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
         gcr_kernel *K = &ir->kernels[k];
         int first = K->nodes[0];
         bool lone = K->n_nodes == 1;
-        bool pw = gcr_op_table[ir->nodes[first].op].kind == GCR_KIND_POINTWISE;
+        bool pw = gcr_op_is_pointwise(ir->nodes[first].op);
         if (lone && !(pw && ir->ctx->knobs.single_node && ir->ctx->knobs.fusion && gcr_fuse_enabled(ir, first))) {
             K->type = GCR_K_EAGER;
             K->anchor = first;

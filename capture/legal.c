@@ -75,11 +75,6 @@ int gcr_group_find(gcr_ir *ir, int n)
     return n;
 }
 
-bool gcr_is_anchor_kind(gcr_kind k)
-{
-    return k == GCR_KIND_CONV || k == GCR_KIND_MATMUL || k == GCR_KIND_REDUCE || k == GCR_KIND_POOL;
-}
-
 void gcr_fuse_end(gcr_ir *ir)
 {
     gcr_fuse *f = ir->fuse;
@@ -103,11 +98,11 @@ static void budget_node(gcr_ir *ir, int i)
 {
     gcr_fuse *f = ir->fuse;
     const gcr_node *nd = &ir->nodes[i];
-    gcr_kind k = gcr_op_table[nd->op].kind;
+    gcr_role role = gcr_kind_of(nd->op)->role;
     f->lst[i] = NULL;
     /* a reduction passes its input and its result; a hooked anchor's own operands are no extras */
-    f->ops[i] = k == GCR_KIND_REDUCE ? 2 : 0;
-    if (k != GCR_KIND_POINTWISE || nd->dead) return;
+    f->ops[i] = role == GCR_ROLE_OWN ? 2 : 0;
+    if (role != GCR_ROLE_BODY || nd->dead) return;
     int *l = f->slab + (size_t)i * SLAB, nl = 0;
     for (int s = 0; s < nd->n_in && s < PW_ARGS; s++) {
         if (nd->in[s] < 0) continue;
@@ -200,9 +195,9 @@ gcr_status gcr_fuse_begin(gcr_ir *ir)
         f->next[i] = -1;
         f->tail[i] = i;
         f->size[i] = 1;
-        f->anchors[i] = gcr_is_anchor_kind(gcr_op_table[nd->op].kind);
+        f->anchors[i] = gcr_op_is_anchor(nd->op);
         f->anchor[i] = f->anchors[i] ? i : -1;
-        f->pointwise[i] = gcr_op_table[nd->op].kind == GCR_KIND_POINTWISE;
+        f->pointwise[i] = gcr_op_is_pointwise(nd->op);
         f->uniform[i] = 1;
         f->rep[i] = i;
         f->n_out[i] = ir->values[nd->out].out_index >= 0;
@@ -225,13 +220,11 @@ gcr_status gcr_fuse_begin(gcr_ir *ir)
     return budget_begin(ir);
 }
 
-/* skip_fuse tokens: pointwise, reduce (reductions and pools), conv, matmul */
-static bool kind_skipped(const gcr_ir *ir, gcr_kind k)
+/* skip_fuse tokens: each kind's own (kinds.def): pointwise, reduce (reductions and pools), conv, matmul */
+static bool kind_skipped(const gcr_ir *ir, const gcr_kind_info *k)
 {
-    const char *s = ir->ctx->knobs.skip_fuse;
-    if (!s) return false;
-    const char *want = k == GCR_KIND_POINTWISE ? "pointwise" : k == GCR_KIND_CONV ? "conv"
-                       : k == GCR_KIND_MATMUL  ? "matmul"    : "reduce";
+    const char *s = ir->ctx->knobs.skip_fuse, *want = k->skip;
+    if (!s || !want) return false;
     size_t n = strlen(want);
     for (const char *p = s; (p = strstr(p, want)); p += n)
         if ((p == s || p[-1] == ',' || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return true;
@@ -241,9 +234,9 @@ static bool kind_skipped(const gcr_ir *ir, gcr_kind k)
 bool gcr_fuse_enabled(const gcr_ir *ir, int n)
 {
     const gcr_node *nd = &ir->nodes[n];
-    gcr_kind k = gcr_op_table[nd->op].kind;
+    const gcr_kind_info *k = gcr_kind_of(nd->op);
     if (!ir->ctx->knobs.fusion || nd->dead || nd->nofuse) return false;
-    if (k != GCR_KIND_POINTWISE && !gcr_is_anchor_kind(k)) return false;
+    if (!gcr_op_is_pointwise(nd->op) && !gcr_op_is_anchor(nd->op)) return false;
     return !kind_skipped(ir, k);
 }
 
@@ -328,13 +321,8 @@ static int prologue_slot(const gcr_ir *ir, int b, int u)
             slot = j;
         }
     if (slot < 0 || slot >= GCR_MAX_ANCHOR_IN) return -1;
-    switch (gcr_op_table[nb->op].kind) {
-    case GCR_KIND_CONV: /* padded zeros must stay zeros: only unpadded convs transform their loads */
-        return slot == 0 && nb->p.conv.padding[0] == 0 && nb->p.conv.padding[1] == 0 ? 0 : -1;
-    case GCR_KIND_MATMUL: return slot <= 1 ? slot : -1;
-    case GCR_KIND_REDUCE: return slot == 0 ? 0 : -1;
-    default: return -1; /* pools pad with -inf / count padding: keep their loads plain */
-    }
+    const gcr_kind_info *k = gcr_kind_of(nb->op);
+    return k->prologue && k->prologue(&nb->p, slot) ? slot : -1;
 }
 
 /* Writes the operand list of groups ls and lo as one kernel into out (room for both) and returns
@@ -404,7 +392,7 @@ static int anchored_ops(const gcr_ir *ir, int ra, int rp)
 {
     const gcr_fuse *f = ir->fuse;
     int prologue = f->ord[rp] < f->ord[ra];
-    int reduce = gcr_op_table[ir->nodes[f->anchor[ra]].op].kind == GCR_KIND_REDUCE;
+    int reduce = gcr_kind_of(ir->nodes[f->anchor[ra]].op)->role == GCR_ROLE_OWN;
     return f->ops[ra] + f->ops[rp] - prologue - reduce;
 }
 
@@ -416,7 +404,7 @@ static bool within_budget(gcr_ir *ir, int ra, int rb)
     if (!f->ops) return true;
     if (!f->anchors[ra] && !f->anchors[rb]) return ir->budget.own <= 0 || pointwise_ops(ir, ra, rb) <= ir->budget.own;
     int a = f->anchors[ra] ? ra : rb;
-    int max = gcr_op_table[ir->nodes[f->anchor[a]].op].kind == GCR_KIND_REDUCE ? ir->budget.own : ir->budget.hooked;
+    int max = gcr_kind_of(ir->nodes[f->anchor[a]].op)->role == GCR_ROLE_OWN ? ir->budget.own : ir->budget.hooked;
     return max <= 0 || anchored_ops(ir, a, a == ra ? rb : ra) <= max;
 }
 
@@ -430,19 +418,19 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
     int ra = gcr_group_find(ir, a), rb = gcr_group_find(ir, b);
     if (ra == rb) return false;
     const gcr_node *na = &ir->nodes[a], *nb = &ir->nodes[b];
-    gcr_kind ka = gcr_op_table[na->op].kind, kb = gcr_op_table[nb->op].kind;
+    bool pa = gcr_op_is_pointwise(na->op), pb = gcr_op_is_pointwise(nb->op);
     const gcr_value *va = &ir->values[na->out];
 
     switch (how) {
     case GCR_FUSE_POINTWISE:
     case GCR_FUSE_HORIZONTAL:
         /* two unanchored pointwise groups over one space; extra outputs are allowed */
-        if (ka != GCR_KIND_POINTWISE || kb != GCR_KIND_POINTWISE || f->anchors[ra] || f->anchors[rb]) return false;
+        if (!pa || !pb || f->anchors[ra] || f->anchors[rb]) return false;
         if (!group_space_is(ir, ra, &ir->values[nb->out].m) || !group_space_is(ir, rb, &va->m)) return false;
         break;
     case GCR_FUSE_EPILOGUE: {
         /* anchor a's result read only by b's pointwise group, which iterates over that result */
-        if (!gcr_is_anchor_kind(ka) || kb != GCR_KIND_POINTWISE || f->anchors[rb]) return false;
+        if (!gcr_op_is_anchor(na->op) || !pb || f->anchors[rb]) return false;
         if (va->out_index >= 0 || va->n_cons == 0) return false;
         int nc;
         const int *cons = gcr_ir_consumers(ir, na->out, &nc);
@@ -457,7 +445,7 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
     case GCR_FUSE_PROLOGUE:
         /* a's pointwise group computes only u = a's value, which anchor b alone reads, at a slot
          * whose loads may be transformed: no other member is an output or read outside */
-        if (ka != GCR_KIND_POINTWISE || !gcr_is_anchor_kind(kb) || f->anchors[ra]) return false;
+        if (!pa || !gcr_op_is_anchor(nb->op) || f->anchors[ra]) return false;
         if (f->anchors[rb] != 1 || f->anchor[rb] != b) return false;
         if (prologue_slot(ir, b, na->out) < 0) return false;
         if (va->out_index >= 0 || va->n_cons != 1) return false;

@@ -17,8 +17,8 @@ void gcr_fuse_try_epilogue(gcr_ir *ir, int a)
 gcr_status gcr_pass_epilogue(gcr_ir *ir)
 {
     for (int a = 0; a < ir->n_nodes; a++) {
-        gcr_kind k = gcr_op_table[ir->nodes[a].op].kind;
-        if (!ir->nodes[a].dead && (k == GCR_KIND_CONV || k == GCR_KIND_MATMUL)) gcr_fuse_try_epilogue(ir, a);
+        const gcr_kind_info *k = gcr_kind_of(ir->nodes[a].op);
+        if (!ir->nodes[a].dead && k->pass == GCR_PASS_DENSE && k->epilogue) gcr_fuse_try_epilogue(ir, a);
     }
     return GCR_OK;
 }

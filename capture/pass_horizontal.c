@@ -67,7 +67,7 @@ gcr_status gcr_pass_horizontal(gcr_ir *ir)
         const int *cons = gcr_ir_consumers(ir, v, &nc);
         for (int i = 0; i < nc; i++) {
             int r = gcr_group_find(ir, cons[i]);
-            if (stamp[r] == v + 1 || gcr_op_table[ir->nodes[cons[i]].op].kind != GCR_KIND_POINTWISE) continue;
+            if (stamp[r] == v + 1 || !gcr_op_is_pointwise(ir->nodes[cons[i]].op)) continue;
             stamp[r] = v + 1;
             c[k++] = (cand){cons[i], i, &ir->values[ir->nodes[cons[i]].out].m, 0};
         }

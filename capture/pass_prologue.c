@@ -21,8 +21,8 @@ void gcr_fuse_try_prologue(gcr_ir *ir, int b)
 gcr_status gcr_pass_prologue(gcr_ir *ir)
 {
     for (int b = 0; b < ir->n_nodes; b++) {
-        gcr_kind k = gcr_op_table[ir->nodes[b].op].kind;
-        if (!ir->nodes[b].dead && (k == GCR_KIND_CONV || k == GCR_KIND_MATMUL)) gcr_fuse_try_prologue(ir, b);
+        const gcr_kind_info *k = gcr_kind_of(ir->nodes[b].op);
+        if (!ir->nodes[b].dead && k->pass == GCR_PASS_DENSE && k->prologue) gcr_fuse_try_prologue(ir, b);
     }
     return GCR_OK;
 }

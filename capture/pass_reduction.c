@@ -7,10 +7,10 @@
 gcr_status gcr_pass_reduction(gcr_ir *ir)
 {
     for (int a = 0; a < ir->n_nodes; a++) {
-        gcr_kind k = gcr_op_table[ir->nodes[a].op].kind;
-        if (ir->nodes[a].dead || (k != GCR_KIND_REDUCE && k != GCR_KIND_POOL)) continue;
-        gcr_fuse_try_epilogue(ir, a);
-        if (k == GCR_KIND_REDUCE) gcr_fuse_try_prologue(ir, a);
+        const gcr_kind_info *k = gcr_kind_of(ir->nodes[a].op);
+        if (ir->nodes[a].dead || k->pass != GCR_PASS_REDUCTION) continue;
+        if (k->epilogue) gcr_fuse_try_epilogue(ir, a);
+        if (k->prologue) gcr_fuse_try_prologue(ir, a);
     }
     return GCR_OK;
 }

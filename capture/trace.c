@@ -51,7 +51,7 @@ gcr_tensor *gcr_trace_record_in(gcr_ir *ir, const gcr_call *c, const gcr_meta *o
             return NULL;
         }
     }
-    bool view = gcr_op_table[c->op].kind == GCR_KIND_VIEW;
+    bool view = gcr_op_is_view(c->op);
     int v = gcr_ir_add_value(ir, out, view ? GCR_V_VIEW : GCR_V_INTER);
     if (v < 0) {
         ir->failed = GCR_ERR_OOM;

@@ -51,7 +51,7 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
             return NULL;
         }
     }
-    if (gcr_op_table[c->op].kind == GCR_KIND_VIEW)
+    if (gcr_op_is_view(c->op))
         return gcr_tensor_view_of(ctx, c->in[0], &out, c->in[0]->offset + gcr_view_offset(c));
     gcr_tensor *t = gcr_tensor_alloc(ctx, &out, name);
     if (!t) return NULL;
@@ -66,4 +66,13 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
         }
     }
     return t;
+}
+
+gcr_status gcr_run_kind(gcr_ctx *ctx, const char *be, const gcr_run_fn *kernels, const gcr_call *c, gcr_tensor *out)
+{
+    gcr_kind k = gcr_op_table[c->op].kind;
+    if (!kernels[k])
+        return gcr_set_error(ctx, GCR_ERR_INTERNAL, "%s: op %s of kind %s has no kernel", be, gcr_op_table[c->op].name,
+                             gcr_kind_name(k));
+    return kernels[k](ctx, c, out);
 }

@@ -1,6 +1,6 @@
-/* infer.c — validation and shape inference for every op: one function per op kind, each
- * returning a status and a message that names the op and the shapes. Used by eager dispatch and
- * by the trace alike, so a captured op fails exactly as its eager twin would. */
+/* infer.c — validation and shape inference for every op: one function per op kind (kinds.def
+ * names them), each returning a status and a message that names the op and the shapes. Used by
+ * eager dispatch and by the trace alike, so a captured op fails exactly as its eager twin would. */
 #include "internal.h"
 #include <stdio.h>
 
@@ -173,7 +173,7 @@ gcr_status gcr_resolve(gcr_op op, const gcr_params *p, const gcr_meta *x, gcr_re
 
 /* ---------------------------------------------------------------- inference per op kind */
 
-static gcr_status infer_pointwise(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_pointwise(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96], b2[96];
     const gcr_meta *x = &c->in[0]->m;
@@ -220,7 +220,7 @@ static gcr_status infer_pointwise(const gcr_call *c, gcr_meta *out, char *err, s
     return GCR_OK;
 }
 
-static gcr_status infer_reduce(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_reduce(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     GCR_TRY(need_float(c, 0, err, errn));
     const gcr_meta *x = &c->in[0]->m;
@@ -259,7 +259,7 @@ static int64_t conv_out(int64_t in, int64_t k, int stride, int pad, int dil)
     return (in + 2 * (int64_t)pad - ext - 1) / stride + 1;
 }
 
-static gcr_status infer_conv(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_conv(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96], b2[96], b3[96];
     const gcr_meta *x = &c->in[0]->m, *w = &c->in[1]->m;
@@ -299,7 +299,7 @@ static gcr_status infer_conv(const gcr_call *c, gcr_meta *out, char *err, size_t
     return GCR_OK;
 }
 
-static gcr_status infer_matmul(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_matmul(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96], b2[96], b3[96];
     const gcr_meta *a = &c->in[0]->m, *w = &c->in[1]->m;
@@ -348,7 +348,7 @@ static int64_t pool_out(int64_t in, int k, int s, int pad, int dil, int ceil_mod
     return o;
 }
 
-static gcr_status infer_pool(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_pool(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96];
     const gcr_meta *x = &c->in[0]->m;
@@ -383,7 +383,7 @@ static gcr_status infer_pool(const gcr_call *c, gcr_meta *out, char *err, size_t
     return GCR_OK;
 }
 
-static gcr_status infer_view(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_view(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96];
     const gcr_meta *x = &c->in[0]->m;
@@ -415,7 +415,7 @@ static gcr_status infer_view(const gcr_call *c, gcr_meta *out, char *err, size_t
     }
 }
 
-static gcr_status infer_movement(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
+gcr_status gcr_infer_movement(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
     char b1[96], b2[96];
     *out = c->in[0]->m;
@@ -448,23 +448,10 @@ static gcr_status infer_movement(const gcr_call *c, gcr_meta *out, char *err, si
     return GCR_OK;
 }
 
-static gcr_status infer_kind(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
-{
-    switch (gcr_op_table[c->op].kind) {
-    case GCR_KIND_POINTWISE: return infer_pointwise(c, out, err, errn);
-    case GCR_KIND_REDUCE: return infer_reduce(c, out, err, errn);
-    case GCR_KIND_CONV: return infer_conv(c, out, err, errn);
-    case GCR_KIND_MATMUL: return infer_matmul(c, out, err, errn);
-    case GCR_KIND_POOL: return infer_pool(c, out, err, errn);
-    case GCR_KIND_VIEW: return infer_view(c, out, err, errn);
-    case GCR_KIND_MOVEMENT: return infer_movement(c, out, err, errn);
-    default: FAIL(GCR_ERR_INTERNAL, "unknown op %d", (int)c->op);
-    }
-}
-
 gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn)
 {
-    GCR_TRY(infer_kind(c, out, err, errn));
+    if ((unsigned)c->op >= GCR_OP_COUNT) FAIL(GCR_ERR_INTERNAL, "unknown op %d", (int)c->op);
+    GCR_TRY(gcr_kind_of(c->op)->infer(c, out, err, errn));
     if (!gcr_shape_fits(out->dtype, out->ndim, out->shape)) { /* e.g. [a,0] @ [0,b]: a*b*4 bytes may wrap */
         char bo[96], b0[96], b1[96], rest[100] = "";
         if (c->n_in > 1 && c->in[1]) snprintf(rest, sizeof rest, ", %s%s", M(1, b1), c->n_in > 2 ? ", ..." : "");

@@ -13,8 +13,10 @@
 /* ---------------------------------------------------------------- op table */
 
 typedef enum gcr_kind {
-    GCR_KIND_POINTWISE, GCR_KIND_REDUCE, GCR_KIND_CONV, GCR_KIND_MATMUL,
-    GCR_KIND_POOL, GCR_KIND_VIEW, GCR_KIND_MOVEMENT, GCR_KIND_COUNT
+#define K(E, name, infer, cpu, cuda, cuda_limits, ...) GCR_KIND_##E,
+#include "kinds.def"
+#undef K
+    GCR_KIND_COUNT
 } gcr_kind;
 
 typedef enum gcr_op {
@@ -32,9 +34,10 @@ typedef struct gcr_op_info {
 } gcr_op_info;
 
 extern const gcr_op_info gcr_op_table[GCR_OP_COUNT];
-const char *gcr_kind_name(gcr_kind k);
 /* Value a missing optional input of a pointwise op reads as (batch-norm gamma 1, beta 0). */
 float gcr_op_missing_input(gcr_op op, int input);
+
+const char *gcr_kind_name(gcr_kind k);
 
 /* ---------------------------------------------------------------- metadata */
 
@@ -120,6 +123,51 @@ gcr_status gcr_infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn);
 /* Strides (elements) to read pointwise input i of call c when iterating over out's shape: 0 on
  * broadcast dims, and dim 1 only for BATCH_NORM's parameter vectors. */
 void gcr_bcast_strides(gcr_op op, int input, const gcr_meta *in, const gcr_meta *out, int64_t *strides);
+
+/* ---------------------------------------------------------------- kinds */
+
+/* What the capture layer may do with a node of a kind. */
+typedef enum gcr_role {
+    GCR_ROLE_COPY,   /* a kernel of its own, never fused (movement) */
+    GCR_ROLE_VIEW,   /* metadata only: aliases its input, never a kernel */
+    GCR_ROLE_BODY,   /* pointwise: fused into groups, and into anchors as prologue or epilogue */
+    GCR_ROLE_OWN,    /* anchors a generated kernel of its own (a reduction) */
+    GCR_ROLE_HOOKED, /* anchors a backend kernel that takes prologue and epilogue hooks (conv, matmul, pool) */
+} gcr_role;
+
+/* The pass that gives an anchor its epilogue and prologue: the dense passes (pass_epilogue.c,
+ * pass_prologue.c) run before the reduction pass, so a group both could take goes to a conv or
+ * matmul first. */
+typedef enum gcr_anchor_pass { GCR_PASS_NONE, GCR_PASS_DENSE, GCR_PASS_REDUCTION } gcr_anchor_pass;
+
+/* One row of kinds.def: a kind's shape inference and fusion role. The backends index their own
+ * columns of the same rows (lib/cpu/backend.c, lib/cuda/backend.c). */
+typedef struct gcr_kind_info {
+    const char *name; /* "pointwise" */
+    gcr_status (*infer)(const gcr_call *c, gcr_meta *out, char *err, size_t errn);
+    gcr_role role;
+    gcr_anchor_pass pass;
+    bool epilogue;    /* an anchor that takes a pointwise epilogue */
+    /* an anchor whose input slot may be read through a pointwise prologue, with params p (NULL:
+     * none may) */
+    bool (*prologue)(const gcr_params *p, int slot);
+    const char *skip; /* its GCR_SKIP_FUSE token (NULL: never fused anyway) */
+} gcr_kind_info;
+
+extern const gcr_kind_info gcr_kind_table[GCR_KIND_COUNT];
+static inline const gcr_kind_info *gcr_kind_of(gcr_op op) { return &gcr_kind_table[gcr_op_table[op].kind]; }
+static inline bool gcr_op_is_view(gcr_op op) { return gcr_kind_of(op)->role == GCR_ROLE_VIEW; }
+static inline bool gcr_op_is_pointwise(gcr_op op) { return gcr_kind_of(op)->role == GCR_ROLE_BODY; }
+/* conv, matmul, pool, reduce: the one node a fused kernel may be built around */
+static inline bool gcr_op_is_anchor(gcr_op op)
+{
+    gcr_role r = gcr_kind_of(op)->role;
+    return r == GCR_ROLE_OWN || r == GCR_ROLE_HOOKED;
+}
+/* the per-kind inference functions that kinds.def names (lib/infer.c) */
+#define K(E, name, infer, ...) gcr_status infer(const gcr_call *c, gcr_meta *out, char *err, size_t errn);
+#include "kinds.def"
+#undef K
 
 /* ---------------------------------------------------------------- tensors */
 
@@ -219,6 +267,12 @@ typedef struct gcr_backend {
     /* what one kernel of this backend's executor takes: capture IRs carry it to the passes */
     gcr_operand_budget operands;
 } gcr_backend;
+
+/* A backend's eager kernel for one kind: its column of kinds.def. */
+typedef gcr_status (*gcr_run_fn)(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);
+/* Runs c with kernels[its kind] (a backend's column of kinds.def, which names backend be); a kind
+ * without a kernel there (views) fails with GCR_ERR_INTERNAL. */
+gcr_status gcr_run_kind(gcr_ctx *ctx, const char *be, const gcr_run_fn *kernels, const gcr_call *c, gcr_tensor *out);
 
 extern const gcr_backend gcr_cpu_backend;
 /* NULL when the library was built without CUDA */

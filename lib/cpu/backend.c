@@ -1,4 +1,4 @@
-/* backend.c — the CPU backend: host memory, copies, and the per-kind kernel table. */
+/* backend.c — the CPU backend: host memory, copies, and the per-kind kernel table (its column of kinds.def). */
 #include "cpu.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,19 +36,15 @@ static gcr_status cpu_copy(gcr_ctx *ctx, void *dst, const void *src, size_t byte
     return GCR_OK;
 }
 
+static const gcr_run_fn cpu_kernels[GCR_KIND_COUNT] = {
+#define K(E, name, infer, cpu, cuda, cuda_limits, ...) [GCR_KIND_##E] = cpu,
+#include "../kinds.def"
+#undef K
+};
+
 static gcr_status cpu_run(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
 {
-    switch (gcr_op_table[c->op].kind) {
-    case GCR_KIND_POINTWISE: return gcr_cpu_pointwise(ctx, c, out);
-    case GCR_KIND_REDUCE: return gcr_cpu_reduce(ctx, c, out);
-    case GCR_KIND_CONV: return gcr_cpu_conv2d(ctx, c, out);
-    case GCR_KIND_MATMUL: return gcr_cpu_matmul(ctx, c, out);
-    case GCR_KIND_POOL: return gcr_cpu_pool(ctx, c, out);
-    case GCR_KIND_MOVEMENT: return gcr_cpu_movement(ctx, c, out);
-    default:
-        return gcr_set_error(ctx, GCR_ERR_INTERNAL, "cpu: op %s of kind %s has no kernel",
-                             gcr_op_table[c->op].name, gcr_kind_name(gcr_op_table[c->op].kind));
-    }
+    return gcr_run_kind(ctx, "cpu", cpu_kernels, c, out);
 }
 
 static gcr_status cpu_sync(gcr_ctx *ctx)

@@ -64,20 +64,24 @@ static gcr_status cuda_copy(gcr_ctx *ctx, void *dst, const void *src, size_t byt
     return GCR_OK;
 }
 
+static const gcr_run_fn cuda_kernels[GCR_KIND_COUNT] = {
+#define K(E, name, infer, cpu, cuda, cuda_limits, ...) [GCR_KIND_##E] = cuda,
+#include "../kinds.def"
+#undef K
+};
+
 static gcr_status cuda_run(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
 {
-    switch (gcr_op_table[c->op].kind) {
-    case GCR_KIND_POINTWISE: return gcr_cuda_pointwise(ctx, c, out);
-    case GCR_KIND_REDUCE: return gcr_cuda_reduce(ctx, c, out);
-    case GCR_KIND_CONV: return gcr_cuda_conv2d(ctx, c, out);
-    case GCR_KIND_MATMUL: return gcr_cuda_matmul(ctx, c, out);
-    case GCR_KIND_POOL: return gcr_cuda_pool(ctx, c, out);
-    case GCR_KIND_MOVEMENT: return gcr_cuda_movement(ctx, c, out);
-    default:
-        return gcr_set_error(ctx, GCR_ERR_INTERNAL, "cuda: op %s of kind %s has no kernel",
-                             gcr_op_table[c->op].name, gcr_kind_name(gcr_op_table[c->op].kind));
-    }
+    return gcr_run_kind(ctx, "cuda", cuda_kernels, c, out);
 }
+
+/* the kernels' limits per kind (kinds.def): n entries into l */
+typedef int (*cuda_limits_fn)(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l);
+static const cuda_limits_fn cuda_limits[GCR_KIND_COUNT] = {
+#define K(E, name, infer, cpu, cuda, limits, ...) [GCR_KIND_##E] = limits,
+#include "../kinds.def"
+#undef K
+};
 
 const gcr_cuda_limit *gcr_cuda_limit_broken(const gcr_cuda_limit *l, int n)
 {
@@ -98,14 +102,9 @@ char *gcr_cuda_limit_str(const gcr_cuda_limit *l, char *buf, size_t n)
 static gcr_status cuda_check(const gcr_call *c, const gcr_meta *out, char *err, size_t errn)
 {
     gcr_cuda_limit l[GCR_CUDA_MAX_LIMITS];
-    int n;
-    switch (gcr_op_table[c->op].kind) {
-    case GCR_KIND_CONV: n = gcr_cuda_conv2d_limits(c, out, l); break;
-    case GCR_KIND_MATMUL: n = gcr_cuda_matmul_limits(c, out, l); break;
-    case GCR_KIND_POOL: n = gcr_cuda_pool_limits(c, out, l); break;
-    default: return GCR_OK;
-    }
-    const gcr_cuda_limit *bad = gcr_cuda_limit_broken(l, n);
+    cuda_limits_fn limits = cuda_limits[gcr_op_table[c->op].kind];
+    if (!limits) return GCR_OK;
+    const gcr_cuda_limit *bad = gcr_cuda_limit_broken(l, limits(c, out, l));
     if (!bad) return GCR_OK;
     char b0[96], b1[96], bo[96], lim[160];
     snprintf(err, errn, "%s: %s%s%s -> %s: %s", gcr_op_table[c->op].name, gcr_meta_str(&c->in[0]->m, b0, sizeof b0),
