@@ -44,7 +44,8 @@ ifeq ($(CUDA),1)
   KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh lib/cuda/kernels/*.h))
   GEN_SRC := $(BUILD)/gen/embedded_kernels.c
 else
-  SRC := $(filter-out lib/cuda/% replay/cuda_%.c,$(SRC))
+  # CUDA code generation writes text only: CPU-only builds keep it (tests generate every kernel)
+  SRC := $(filter-out lib/cuda/%,$(SRC)) $(wildcard lib/cuda/codegen*.c lib/cuda/collapse.c)
   GEN_SRC :=
 endif
 

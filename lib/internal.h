@@ -266,6 +266,8 @@ typedef struct gcr_backend {
     gcr_status (*check)(const gcr_call *c, const gcr_meta *out, char *err, size_t errn);
     /* what one kernel of this backend's executor takes: capture IRs carry it to the passes */
     gcr_operand_budget operands;
+    /* runs a planned IR's launch list (lib/exec.h); NULL: the generic executor */
+    const struct gcr_executor *executor;
 } gcr_backend;
 
 /* A backend's eager kernel for one kind: its column of kinds.def. */
@@ -313,6 +315,7 @@ struct gcr_ctx {
                                region pass began or the error was cleared: it fails that capture */
     const gcr_recorder *rec; /* NULL until the ctx first captures or runs a region */
     void *rec_state;       /* the recorder's: open trace, regions, explicit graphs */
+    const struct gcr_executor *exec_forced; /* testing: the executor graphs run on (gcr_exec_force), or NULL */
     void *cpu_scratch;     /* CPU backend's reusable buffers */
 };
 

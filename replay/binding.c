@@ -1,57 +1,17 @@
 /* binding.c — a variant's data pointers and the tensor handles over them: the pointers refreshed
- * before each run (inputs may move between replays), the bound handles that eager backend calls
- * read, and the output handles pointed at the variant's buffers after a run. */
+ * before each run (inputs may move between replays), the settings its executor runs with, and the
+ * output handles pointed at the variant's buffers after a run. */
 #include "graph.h"
 #include <stdlib.h>
 
-gcr_tensor *gcr_variant_bound(gcr_variant *v, int value)
-{
-    gcr_tensor *t = v->bound[value];
-    const gcr_value *x = &v->ir->values[value];
-    if (!t) {
-        t = gcr_tensor_shell(v->ir->ctx, &x->m);
-        if (!t) return NULL;
-        if (gcr_tensor_bind(t, v->ptr[value], x->bytes) != GCR_OK) {
-            gcr_tensor_destroy(t);
-            return NULL;
-        }
-        v->bound[value] = t;
-    }
-    t->st->data = v->ptr[value];
-    return t;
-}
+static void prof_sink(void *g, const char *name, double ts_us, double dur_us) { gcr_prof_add(g, name, ts_us, dur_us); }
 
-gcr_status gcr_variant_call(gcr_variant *v, const gcr_node *nd, int x0, gcr_call *c)
+gcr_exec_settings gcr_graph_settings(gcr_graph *g)
 {
-    memset(c, 0, sizeof *c);
-    c->op = nd->op;
-    c->p = nd->p;
-    c->n_in = nd->n_in;
-    for (int k = 0; k < nd->n_in; k++) {
-        int x = k == 0 && x0 >= 0 ? x0 : nd->in[k];
-        if (x < 0) continue;
-        c->in[k] = gcr_variant_bound(v, x);
-        if (!c->in[k]) return v->ir->ctx->status ? v->ir->ctx->status : GCR_ERR_OOM;
-    }
-    return GCR_OK;
-}
-
-gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node)
-{
-    gcr_ctx *ctx = g->ctx;
-    const gcr_node *nd = &v->ir->nodes[node];
-    if (gcr_meta_numel(&v->ir->values[nd->out].m) == 0) return GCR_OK;
-    gcr_call c;
-    GCR_TRY(gcr_variant_call(v, nd, -1, &c));
-    gcr_tensor *out = gcr_variant_bound(v, nd->out);
-    if (!out) return ctx->status ? ctx->status : GCR_ERR_OOM;
-    gcr_status s = ctx->be->run(ctx, &c, out);
-    if (s != GCR_OK) {
-        char b[96];
-        gcr_set_error(ctx, s, "replay: %s (%s) failed on %s", gcr_op_table[nd->op].name,
-                      gcr_meta_str(&v->ir->values[nd->out].m, b, sizeof b), ctx->be->name);
-    }
-    return s;
+    const gcr_knobs *k = &g->ctx->knobs;
+    bool source = k->dump && k->dump_dir && (strstr(k->dump, "source") || !strcmp(k->dump, "all"));
+    return (gcr_exec_settings){.tf32 = g->tf32, .graphs = k->graphs != 0, .prof = k->profile ? prof_sink : NULL,
+                               .prof_user = g, .dump_dir = source ? k->dump_dir : NULL};
 }
 
 void gcr_variant_refresh_ptrs(gcr_graph *g, gcr_variant *v)

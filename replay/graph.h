@@ -1,35 +1,16 @@
-/* graph.h — captured graphs, their variants (one per input signature) and the executor interface
- * that runs a variant's launch list. The CPU executor (replay/cpu_exec.c) runs fused groups as
- * tile programs; CUDA builds run replay/cuda_exec.c (gcr_cuda_executor); the generic executor
- * (every node through the backend's run(), fused groups' internals in scratch) serves a backend
- * without one, and tests (GCR_TEST_EXECUTOR=generic). Also the capture API's state on the ctx
+/* graph.h — captured graphs and their variants (one per input signature), each run by an executor
+ * through the backend's table (lib/exec.h: it sees a variant as a job, the graph's settings as
+ * parameters). Also the capture API's state on the ctx
  * (replay/capture.c) and the region hooks it calls (replay/region.c). */
 #ifndef GCR_REPLAY_GRAPH_H
 #define GCR_REPLAY_GRAPH_H
 
 #include "../capture/trace.h"
+#include "../lib/exec.h"
 #include "../lib/hash.h"
 #include "lru.h"
 
 typedef struct gcr_variant gcr_variant;
-
-/* Runs a variant's kernels. build() prepares everything (compiles, allocates scratch, captures
- * a CUDA Graph); a fused kernel it cannot build is reported with GCR_ERR_COMPILE and its index in
- * *failed_kernel, and the graph then splits that group into eager kernels and builds again (each
- * group is split once; a split kernel failing again is an error).
- * run() launches with the pointers in v->ptr (refreshed before each run: inputs may move).
- * destroy() frees what build() made. */
-typedef struct gcr_executor {
-    const char *name;
-    gcr_status (*build)(gcr_graph *g, gcr_variant *v, int *failed_kernel);
-    gcr_status (*run)(gcr_graph *g, gcr_variant *v);
-    void (*destroy)(gcr_graph *g, gcr_variant *v);
-} gcr_executor;
-
-extern const gcr_executor gcr_cpu_executor;
-extern const gcr_executor gcr_generic_executor;
-/* Defined by replay/cuda_exec.c in CUDA builds; NULL in CPU-only builds. */
-extern const gcr_executor *gcr_cuda_executor;
 
 /* A variant: the trace specialised to one input signature, fused, planned and built. */
 struct gcr_variant {
@@ -45,7 +26,7 @@ struct gcr_variant {
     void **ptr;              /* per value: data pointer of its first element this run (NULL: none) */
     gcr_tensor **bound;      /* per value: handle bound to ptr for eager calls (lazily made) */
     const gcr_executor *ex;
-    void *ex_state;          /* the executor's */
+    gcr_exec_job job;        /* what ex runs: ir, ptr and bound lent, the graph's settings, ex's state */
     gcr_lru_link lru;        /* in the graph's recency list */
     double build_seconds;
 };
@@ -64,7 +45,7 @@ struct gcr_graph {
     gcr_variant *cur;        /* last run */
     gcr_lru lru;             /* the variants, most recently run first */
     gcr_graph_stats stats;
-    int tf32;                /* knobs.tf32 at capture: every run of this graph picks kernels with it */
+    int tf32;                /* knobs.tf32 at capture: its executors run with it (gcr_graph_settings) */
     /* profiling (knobs.profile): events appended by executors, written on destroy */
     int n_prof, cap_prof;
     struct gcr_prof_event *prof;
@@ -102,20 +83,15 @@ gcr_status gcr_graph_run(gcr_graph *g);
 /* Runs the trace eagerly, node by node, reading graph input i from in_t[i] (NULL: the traced
  * tensors); binds the output handles to the results (retrace=0 and region fallbacks). */
 gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *trace, gcr_tensor *const *in_t);
-/* Handle for value x bound to v->ptr[x] (made once per variant), for eager backend calls. */
-gcr_tensor *gcr_variant_bound(gcr_variant *v, int value);
-/* The backend call of node nd on the variant's bound tensors (input 0 read from value x0 instead
- * when x0 >= 0: a fused kernel's prologue source). */
-gcr_status gcr_variant_call(gcr_variant *v, const gcr_node *nd, int x0, gcr_call *c);
-/* Runs one node through the backend's run() on bound tensors. */
-gcr_status gcr_variant_run_node(gcr_graph *g, gcr_variant *v, int node);
 /* The trace of the region whose body is capturing now, or NULL. */
 gcr_ir *gcr_region_open_trace(gcr_ctx *ctx);
 /* Points output handles at variant v's output buffers (meta included): each shares the storage
  * of its root, an output buffer of v or, for a view of an input, that input's storage. */
 gcr_status gcr_variant_bind_outputs(gcr_graph *g, gcr_variant *v);
-/* Per-kernel timing hook for executors (no-op unless profiling). */
-double gcr_prof_now_us(void);
+/* The settings g's executors run with: its numeric mode from the capture, the rest from the knobs
+ * now (binding.c). */
+gcr_exec_settings gcr_graph_settings(gcr_graph *g);
+/* Per-kernel timings (no-op unless profiling), the executors' profile sink. */
 void gcr_prof_add(gcr_graph *g, const char *name, double ts_us, double dur_us);
 void gcr_prof_write(gcr_graph *g);
 /* Dumps (knobs.dump) of a variant: trace/fused text and dot, source, plan. */

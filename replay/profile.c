@@ -7,13 +7,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-double gcr_prof_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 void gcr_prof_add(gcr_graph *g, const char *name, double ts_us, double dur_us)
 {
     if (!g->ctx->knobs.profile) return;

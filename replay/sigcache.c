@@ -40,7 +40,8 @@ static gcr_status variant_run(gcr_graph *g, gcr_variant *v)
 {
     gcr_lru_touch(&g->lru, &v->lru);
     gcr_variant_refresh_ptrs(g, v);
-    GCR_TRY(v->ex->run(g, v));
+    v->job.set = gcr_graph_settings(g);
+    GCR_TRY(v->ex->run(&v->job));
     g->cur = v;
     return gcr_variant_bind_outputs(g, v);
 }
@@ -55,7 +56,7 @@ static void evict_lru(gcr_graph *g, gcr_variant *keep)
     }
 }
 
-static gcr_status graph_run(gcr_graph *g)
+gcr_status gcr_graph_run(gcr_graph *g)
 {
     gcr_ctx *ctx = g->ctx;
     gcr_meta *sig = g->sig_now;
@@ -103,14 +104,3 @@ static gcr_status graph_run(gcr_graph *g)
     return s;
 }
 
-gcr_status gcr_graph_run(gcr_graph *g)
-{
-    /* kernels are picked (and hooked programs found in the module cache) at every plain-launch
-     * replay and graph re-capture: they must see the numeric mode the graph was captured with,
-     * not a knobs.tf32 changed since (which would switch its math and compile on the hot path) */
-    int now = g->ctx->knobs.tf32;
-    g->ctx->knobs.tf32 = g->tf32;
-    gcr_status s = graph_run(g);
-    g->ctx->knobs.tf32 = now;
-    return s;
-}

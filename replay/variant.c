@@ -5,24 +5,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-#ifndef GCR_HAVE_CUDA /* CPU-only builds; with CUDA, replay/cuda_exec.c defines it */
-const gcr_executor *gcr_cuda_executor = NULL;
-#endif
-
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static const gcr_executor *pick_executor(gcr_ctx *ctx)
-{
-    /* testing only: GCR_TEST_EXECUTOR=generic runs the device-independent executor anywhere */
-    const char *force = getenv("GCR_TEST_EXECUTOR");
-    if (force && !strcmp(force, "generic")) return &gcr_generic_executor;
-    if (ctx->device == GCR_DEVICE_CPU) return &gcr_cpu_executor;
-    return gcr_cuda_executor ? gcr_cuda_executor : &gcr_generic_executor;
 }
 
 /* Output buffer x outlives its variant while a tensor still shares its storage (an eager view of
@@ -43,7 +30,7 @@ void gcr_variant_free(gcr_graph *g, gcr_variant *v)
 {
     if (!v) return;
     gcr_ctx *ctx = g->ctx;
-    if (v->ex && v->ex->destroy) v->ex->destroy(g, v);
+    if (v->ex && v->ex->destroy) v->ex->destroy(&v->job);
     if (v->ir) {
         for (int x = 0; x < v->ir->n_values; x++) {
             if (v->bound && v->bound[x]) gcr_tensor_destroy(v->bound[x]);
@@ -116,10 +103,11 @@ gcr_status gcr_variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant **ou
         if (changed && (s = gcr_ir_reinfer(v->ir, sig)) != GCR_OK) break;
         if ((s = gcr_ir_optimize(v->ir)) != GCR_OK) break;
         if ((s = variant_alloc(g, v)) != GCR_OK) break;
-        v->ex = pick_executor(ctx);
+        v->ex = gcr_exec_pick(ctx);
+        v->job = (gcr_exec_job){ctx, v->ir, v->ptr, v->bound, v->key, gcr_graph_settings(g), NULL};
         int failed = -1;
         gcr_status saved = ctx->status;
-        s = v->ex->build(g, v, &failed);
+        s = v->ex->build(&v->job, &failed);
         const gcr_kernel *K = failed >= 0 && failed < v->ir->n_kernels ? &v->ir->kernels[failed] : NULL;
         bool fresh = K && K->type == GCR_K_FUSED;
         for (int i = 0; fresh && i < K->n_nodes; i++)

@@ -3,6 +3,10 @@
  * data for chains, DAGs with shared intermediates, broadcasts, reductions, conv/linear/matmul,
  * views and non-contiguous inputs, in every float dtype and both memory formats, fused and not. */
 #include "capture_util.h"
+#include "../lib/exec.h"
+
+/* the executor run_model forces on its contexts (NULL: each backend's own) */
+static const gcr_executor *forced;
 
 static gcr_device devs[] = {GCR_DEVICE_CPU, GCR_DEVICE_CUDA};
 
@@ -94,6 +98,7 @@ static void run_model(cu_model m, const cu_input *ins, int n_in, int iters)
                 if (devs[d] == GCR_DEVICE_CUDA) h_skip_gpu("no CUDA device");
                 continue;
             }
+            gcr_exec_force(ctx, forced);
             for (int t = 0; t < 3; t++)
                 for (int f = 0; f < 2; f++) {
                     gcr_tensor *in[CU_MAX];
@@ -149,14 +154,14 @@ static void test_views(void)
  * models: every node through the backend, fused groups' internals in scratch */
 static void test_generic_executor(void)
 {
-    setenv("GCR_TEST_EXECUTOR", "generic", 1);
+    forced = &gcr_generic_executor;
     cu_input ins[] = {{4, {2, 6, 3, 5}, 0, 0, 0}, {3, {6, 1, 1}, 0, 0, 0}, {4, {1, 6, 1, 1}, 0, 0, 0}};
     run_model(m_dag, ins, 3, 2);
     cu_input cins[] = {{4, {2, 8, 7, 5}, 0, 0, 0}, {4, {8, 8, 3, 3}, 1, 0, 0}, {1, {8}, 1, 0, 0}, {4, {12, 2, 1, 1}, 1, 0, 0}};
     run_model(m_conv, cins, 4, 2);
     cu_input vins[] = {{4, {2, 3, 4, 5}, 0, 0, 0}};
     run_model(m_views, vins, 1, 2);
-    unsetenv("GCR_TEST_EXECUTOR");
+    forced = NULL;
 }
 
 /* An op that fails inside a capture (here its shape inference refuses it, so it records nothing)

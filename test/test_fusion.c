@@ -6,7 +6,7 @@
  * horizontal), and the backend's operand budget (every fused kernel within it, as codegen counts). */
 #include "fused_models.h"
 #include "../replay/graph.h"
-#include "../capture/codegen.h"
+#include "../lib/cuda/codegen.h"
 
 static gcr_ctx *ctx_knobs(int fusion, int single_node, int horizontal, const char *skip)
 {

@@ -18,6 +18,7 @@
  * GCR_FUZZ_REPLAY_N (default 2000 programs on the CPU, 500 on CUDA) and GCR_FUZZ_REPLAY_SEED
  * choose the programs; a failure prints the seed, the knobs, the program and the fused graph. */
 #include "capture_util.h"
+#include "../lib/exec.h"
 #include <stdbool.h>
 
 #define MAXP 40
@@ -1291,12 +1292,11 @@ static void one_case(uint64_t seed)
     o.knobs.log = 0;
     F->k = o.knobs;
     F->generic = cu_dev == GCR_DEVICE_CPU && rnd(5) == 0;
-    if (F->generic) setenv("GCR_TEST_EXECUTOR", "generic", 1);
-    else unsetenv("GCR_TEST_EXECUTOR");
     if (!CHECK(gcr_ctx_create(&F->ctx, &o) == GCR_OK, "seed %llu: ctx", (unsigned long long)seed)) {
         free(F);
         return;
     }
+    if (F->generic) gcr_exec_force(F->ctx, &gcr_generic_executor);
     outputs(&F->P, F->is_out);
     int made = 1;
     for (int i = 0; i < F->P.n; i++) {
@@ -1325,7 +1325,6 @@ static void test_fuzz_replay(void)
         one_case(seed0 + (uint64_t)i);
         failed += h_fail > f0;
     }
-    unsetenv("GCR_TEST_EXECUTOR");
     printf("fuzz_replay (%s): %d programs from seed %llu, %d failed; %d graphs\n", cu_dev == GCR_DEVICE_CUDA ? "cuda" : "cpu",
            n, (unsigned long long)seed0, failed, cnt.graphs);
     for (int k = 0; k < C_KINDS; k++)

@@ -14,7 +14,7 @@
  * GCR_TEST_OOM_AT=n tries only allocation n and prints the call stack that made it. */
 #include "harness.h"
 #include "../replay/graph.h"
-#include "../capture/codegen.h"
+#include "../lib/cuda/codegen.h"
 #include <dirent.h>
 #include <execinfo.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
  * TSAN=1 this is the ThreadSanitizer check of the state threads share: the code generator, lazily
  * detected CPU features, the CUDA driver table and the kernel caches. */
 #include "fused_models.h"
-#include "../capture/codegen.h"
+#include "../lib/cuda/codegen.h"
 #include "../replay/graph.h"
 #include <pthread.h>
 

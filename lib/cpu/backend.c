@@ -56,4 +56,5 @@ static gcr_status cpu_sync(gcr_ctx *ctx)
 const gcr_backend gcr_cpu_backend = {
     .name = "cpu", .device = GCR_DEVICE_CPU, .init = cpu_init, .fini = cpu_fini,
     .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy, .run = cpu_run, .sync = cpu_sync,
+    .executor = &gcr_cpu_executor,
 };

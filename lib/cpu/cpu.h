@@ -14,5 +14,7 @@ gcr_status gcr_cpu_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);
 gcr_status gcr_cpu_movement(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);  /* contiguous, concat */
 /* Frees ctx->cpu_scratch, the kernels' reusable buffers (lib/cpu/gemm.c); called at ctx end. */
 void gcr_cpu_scratch_free(gcr_ctx *ctx);
+/* The backend's executor (exec.c): fused groups as tile programs (lib/exec.h). */
+extern const struct gcr_executor gcr_cpu_executor;
 
 #endif

@@ -122,6 +122,7 @@ static const gcr_backend cuda_backend = {
     .name = "cuda", .device = GCR_DEVICE_CUDA, .init = cuda_init, .fini = cuda_fini,
     .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
     .check = cuda_check, .operands = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS},
+    .executor = &gcr_cuda_executor,
 };
 
 const gcr_backend *gcr_cuda_backend_get(void) { return &cuda_backend; }

@@ -79,7 +79,10 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
     return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
-int gcr_cuda_tf32(gcr_ctx *ctx) { return ctx->knobs.tf32 > 0 && gcr_cuda_arch(ctx) >= 80; }
+int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h)
+{
+    return (h ? h->tf32 : ctx->knobs.tf32) > 0 && gcr_cuda_arch(ctx) >= 80;
+}
 
 /* the kernel named name of file's program for dt, with hooks h */
 static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
@@ -93,7 +96,7 @@ static gcr_status get_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const
         {"#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n", "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
          "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n", NULL}};
     GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
-    int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx);
+    int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
     *k = NULL;
     const char *text = eager[pool][tf32 ? 3 : dt];
     if (!h || !h->defs || !h->defs[0]) {
@@ -176,7 +179,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *
     }
     int64_t z = 1;
     for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
-    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80, tf32 = dt == GCR_F32 && gcr_cuda_tf32(ctx);
+    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80, tf32 = dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
     int64_t sms = gcr_cuda_sm_count(ctx);
     /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
      * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */

@@ -1,4 +1,4 @@
-/* cuda_internal.h — the CUDA backend's private interface, shared by the lib/cuda sources and replay/:
+/* cuda_internal.h — the CUDA backend's private interface, shared by the lib/cuda sources:
  * per-context device state, the NVRTC module cache and kernel launch.
  * Driver API entry points come through cudaGetDriverEntryPoint, so the library links only
  * cudart and NVRTC and still loads on machines without a GPU driver. */
@@ -104,6 +104,8 @@ static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state
 
 /* Records a CUDA runtime error as GCR_ERR_DEVICE ("what: cudaErrorX: text"); returns the status. */
 gcr_status gcr_cuda_error(gcr_ctx *ctx, cudaError_t e, const char *what);
+/* The backend's executor (exec.c): a launch list as generated kernels in a CUDA Graph (lib/exec.h). */
+extern const struct gcr_executor gcr_cuda_executor;
 /* Frees the ctx's pointwise table and program cache (backend fini). */
 void gcr_cuda_pointwise_fini(gcr_ctx *ctx);
 void gcr_cuda_programs_fini(gcr_ctx *ctx);

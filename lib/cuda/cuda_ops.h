@@ -5,6 +5,7 @@
 #define GCR_CUDA_OPS_H
 
 #include "cuda_internal.h"
+#include "collapse.h"
 #include "kernels/abi.h"
 
 gcr_status gcr_cuda_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out); /* incl. cast, batch_norm */
@@ -39,15 +40,9 @@ char *gcr_cuda_limit_str(const gcr_cuda_limit *l, char *buf, size_t n);
  * same shape and dtype) on the ctx stream; used by contiguous, concat and host staging. */
 gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, const gcr_meta *sm, const void *sp);
 
-/* Sorts dims into operand 0's memory order (outermost first), drops size-1 dims and merges
- * neighbours that are dense for every operand; rewrites shape/st in place and returns the new
- * rank (0 when every dim was 1). st[k]: strides of operand k, in elements. */
-int gcr_cuda_collapse(int nd, int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS]);
 /* The magic dividers (gcr_divs, kernels/abi.h) of the dims of a collapsed shape. Returns 1 when
  * the fast (32-bit) path applies: n < 2^31 and every dim fits. */
 int gcr_cuda_divs_init(gcr_divs *dv, int nd, const int64_t *shape, int64_t n);
-/* 1 when every operand's span (sum of (shape-1)*|stride|) is below 2^31 elements. */
-int gcr_cuda_fits32(int nd, const int64_t *shape, int nops, int64_t st[][GCR_MAX_DIMS]);
 /* Blocks for `work` items at `block` threads each, capped at a few waves (grid-stride loops). */
 unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block);
 /* Runs an arbitrary pointwise formula over float a.. (nin inputs broadcast NumPy-style to out's

@@ -21,6 +21,9 @@ typedef struct gcr_cuda_hooks {
     void *const *extra;
     int n_extra;
     char **src_out;
+    /* f32 1x1 convs and GEMMs may run on TF32 tensor cores (on sm_80+): the setting of the graph
+     * the launch belongs to, passed by its executor; a launch without hooks reads knobs.tf32 */
+    int tf32;
 } gcr_cuda_hooks;
 
 /* As gcr_cuda_conv2d / gcr_cuda_matmul / gcr_cuda_pool, with hooks (NULL: plain). The epilogue
@@ -49,7 +52,8 @@ char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_
  * type is gcr_cfg_<cfg>). Returns 0, or -1 for a name outside the scheme. */
 int gcr_cuda_dense_inst(const char *name, char *buf, size_t n);
 
-/* Whether f32 1x1 convs / GEMMs may run on TF32 tensor cores: knobs.tf32 and an sm_80+ device. */
-int gcr_cuda_tf32(gcr_ctx *ctx);
+/* Whether f32 1x1 convs / GEMMs may run on TF32 tensor cores: h->tf32 (knobs.tf32 when h is NULL)
+ * and an sm_80+ device. */
+int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h);
 
 #endif

@@ -1,25 +1,25 @@
-/* cuda_exec.c — the CUDA executor: a variant's launch list as generated kernels in one CUDA Graph.
+/* exec.c — the CUDA backend's executor (lib/exec.h): a launch list as generated kernels in one CUDA
+ * Graph.
  *
- * build: codegen writes every fused kernel (capture/codegen_cuda.c); the pointwise and reduction
- * kernels of the variant go into ONE NVRTC program (one compile for all of them), anchored
- * kernels (conv/linear/matmul/pool with hooks) into the template's program with their hooks; all
- * are compiled here, through the runtime's module cache (memory and disk), so a group that does
- * not compile is reported (GCR_ERR_COMPILE, *failed_kernel) and the graph runs it unfused.
- * run: the first run launches plainly (loads every eager module outside any capture); with
- * knobs.profile every run does, timing each kernel between events. With knobs.graphs the launch sequence is then
- * captured once into a CUDA Graph and replayed with cudaGraphLaunch; when data pointers change
- * (an input rebound) the sequence is captured again, with no re-trace and no recompile, and the
- * instantiated graph patched by cudaGraphExecUpdate (re-instantiated if the update is refused).
+ * build: codegen writes every fused kernel (codegen.h); the pointwise and reduction kernels of the
+ * list go into ONE NVRTC program (one compile for all of them), anchored kernels (conv/linear/
+ * matmul/pool with hooks) into the template's program with their hooks; all are compiled here,
+ * through the runtime's module cache (memory and disk), so a group that does not compile is
+ * reported (GCR_ERR_COMPILE, *failed_kernel) and the graph runs it unfused.
+ * run: the first run launches plainly (loads every eager module outside any capture); with a
+ * profile sink in the settings every run does, timing each kernel between events. With the graphs
+ * setting the launch sequence is then captured once into a CUDA Graph and replayed with
+ * cudaGraphLaunch; when data pointers change (an input rebound) the sequence is captured again,
+ * with no re-trace and no recompile, and the instantiated graph patched by cudaGraphExecUpdate
+ * (re-instantiated if the update is refused). Every conv and matmul, fused or eager, runs with the
+ * settings' TF32 mode (the graph's, from its capture), never the ctx's knob of the moment.
  * The hot path is one pointer comparison and cudaGraphLaunch: no device query, no allocation. */
-#include "graph.h"
-
-#ifdef GCR_HAVE_CUDA
-#include "../capture/codegen.h"
+#include "codegen.h"
+#include "dense.h"
+#include "../exec.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-
-#include "../lib/cuda/dense.h"
 
 typedef enum { L_EAGER, L_OWN, L_HOOKED } ltype;
 
@@ -29,7 +29,7 @@ typedef struct launch {
     gcr_cg_kernel cg;
     gcr_cuda_fn *fn;        /* OWN */
     unsigned grid, block;   /* OWN */
-    void *pv[GCR_CUDA_KERNEL_PARAMS];   /* parameter values (data pointers), refreshed from v->ptr */
+    void *pv[GCR_CUDA_KERNEL_PARAMS];   /* parameter values (data pointers), refreshed from j->ptr */
     void *args[GCR_CUDA_KERNEL_PARAMS]; /* &pv[i] (OWN), the hooks' extras (HOOKED) */
     gcr_tensor *out;        /* HOOKED: shell with the anchor result's meta, data of cg.out_value */
 } launch;
@@ -40,20 +40,20 @@ typedef struct cuda_state {
     char *program;          /* the OWN kernels' text */
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    void **cap_ptr;         /* v->ptr when the graph was captured, [n_values] */
+    void **cap_ptr;         /* j->ptr when the graph was captured, [n_values] */
     int runs;
 } cuda_state;
 
 static const char *anchor_file(gcr_op op) { return gcr_op_table[op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh"; }
 
-static void dump_source(gcr_graph *g, gcr_variant *v, const cuda_state *st)
+static void dump_source(gcr_exec_job *j, const cuda_state *st)
 {
-    gcr_ctx *ctx = g->ctx;
-    const char *d = ctx->knobs.dump;
-    if (!d || !ctx->knobs.dump_dir || !(strstr(d, "source") || !strcmp(d, "all"))) return;
-    mkdir(ctx->knobs.dump_dir, 0777);
+    gcr_ctx *ctx = j->ctx;
+    const char *dir = j->set.dump_dir;
+    if (!dir) return;
+    mkdir(dir, 0777);
     char path[1024];
-    snprintf(path, sizeof path, "%s/cuda_%016llx.cu", ctx->knobs.dump_dir, (unsigned long long)v->key);
+    snprintf(path, sizeof path, "%s/cuda_%016llx.cu", dir, (unsigned long long)j->key);
     FILE *f = fopen(path, "w");
     if (!f) {
         gcr_info(ctx, "dump: cannot write %s", path);
@@ -63,51 +63,68 @@ static void dump_source(gcr_graph *g, gcr_variant *v, const cuda_state *st)
     for (int i = 0; i < st->n; i++)
         if (st->l[i].type == L_HOOKED)
             fprintf(f, "\n/* ---- %s: program text of the %s template with these hooks ---- */\n%s",
-                    st->l[i].cg.fn, anchor_file(v->ir->nodes[v->ir->kernels[i].anchor].op), st->l[i].cg.src);
+                    st->l[i].cg.fn, anchor_file(j->ir->nodes[j->ir->kernels[i].anchor].op), st->l[i].cg.src);
     fclose(f);
     gcr_info(ctx, "dump: wrote %s", path);
 }
 
-/* Launches anchored kernel k (its conv / matmul / pool template with the generated hooks) on the
- * variant's current pointers; with src_out, only picks its kernel and returns the program text the
- * launch compiles (so a build prefetches exactly those programs). */
-static gcr_status hooked_launch(gcr_graph *g, gcr_variant *v, int k, launch *L, char **src_out)
+/* A conv, matmul or pool call through its hooked launcher (h: the hooks and the graph's settings). */
+static gcr_status anchor_launch(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
-    gcr_ctx *ctx = g->ctx;
-    const gcr_ir *ir = v->ir;
+    switch (gcr_op_table[c->op].kind) {
+    case GCR_KIND_CONV: return gcr_cuda_conv2d_hooked(ctx, c, out, h);
+    case GCR_KIND_MATMUL: return gcr_cuda_matmul_hooked(ctx, c, out, h);
+    default: return gcr_cuda_pool_hooked(ctx, c, out, h);
+    }
+}
+
+/* An eager node of the launch list: convs and matmuls with the graph's numeric mode, the rest
+ * through the backend's run(). */
+static gcr_status eager_run(gcr_exec_job *j, const gcr_call *c, gcr_tensor *out)
+{
+    gcr_kind kind = gcr_op_table[c->op].kind;
+    if (kind != GCR_KIND_CONV && kind != GCR_KIND_MATMUL) return j->ctx->be->run(j->ctx, c, out);
+    gcr_cuda_hooks h = {.tf32 = j->set.tf32};
+    return anchor_launch(j->ctx, c, out, &h);
+}
+
+/* Launches anchored kernel k (its conv / matmul / pool template with the generated hooks) on the
+ * job's current pointers; with src_out, only picks its kernel and returns the program text the
+ * launch compiles (so a build prefetches exactly those programs). */
+static gcr_status hooked_launch(gcr_exec_job *j, int k, launch *L, char **src_out)
+{
+    gcr_ctx *ctx = j->ctx;
+    const gcr_ir *ir = j->ir;
     const gcr_node *A = &ir->nodes[ir->kernels[k].anchor];
     /* an empty result has nothing to compute (and the driver refuses an empty grid): skipped, as
      * eager dispatch skips it */
     if (!src_out && gcr_meta_numel(&L->out->m) == 0) return GCR_OK;
     gcr_call c; /* input 0 from the prologue's source when the kernel has one */
-    GCR_TRY(gcr_variant_call(v, A, L->cg.x_value, &c));
-    L->out->st->data = v->ptr[L->cg.out_value];
-    for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
-    gcr_cuda_hooks h = {L->cg.src, L->args, L->cg.n_params, src_out};
-    switch (gcr_op_table[A->op].kind) {
-    case GCR_KIND_CONV: return gcr_cuda_conv2d_hooked(ctx, &c, L->out, &h);
-    case GCR_KIND_MATMUL: return gcr_cuda_matmul_hooked(ctx, &c, L->out, &h);
-    default: return gcr_cuda_pool_hooked(ctx, &c, L->out, &h);
-    }
+    GCR_TRY(gcr_exec_call(j, A, L->cg.x_value, &c));
+    L->out->st->data = j->ptr[L->cg.out_value];
+    for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = j->ptr[L->cg.params[i]];
+    gcr_cuda_hooks h = {.defs = L->cg.src, .extra = L->args, .n_extra = L->cg.n_params, .src_out = src_out,
+                        .tf32 = j->set.tf32};
+    return anchor_launch(ctx, &c, L->out, &h);
 }
 
-static gcr_status compile_hooked(gcr_graph *g, gcr_variant *v, int k, launch *L)
+static gcr_status compile_hooked(gcr_exec_job *j, int k, launch *L)
 {
     char *src = NULL;
-    GCR_TRY(hooked_launch(g, v, k, L, &src));
+    GCR_TRY(hooked_launch(j, k, L, &src));
     /* no names: the launcher fetches its kernel from the cached module at the first launch */
-    gcr_status s = gcr_cuda_program(g->ctx, src, NULL, 0, NULL);
+    gcr_status s = gcr_cuda_program(j->ctx, src, NULL, 0, NULL);
     free(src);
     return s;
 }
 
-/* Compiles the variant's generated program and every hooked template in parallel, so a cold
+/* Compiles the list's generated program and every hooked template in parallel, so a cold
  * build costs about the slowest program rather than the sum; the compiles below then hit. Best
  * effort: a launch whose kernel cannot be picked is skipped here (its error is left for
  * compile_hooked, which names the kernel so the build can split it). */
-static gcr_status prefetch(gcr_graph *g, gcr_variant *v, const cuda_state *st, bool own)
+static gcr_status prefetch(gcr_exec_job *j, const cuda_state *st, bool own)
 {
-    gcr_ctx *ctx = g->ctx;
+    gcr_ctx *ctx = j->ctx;
     char **srcs = calloc((size_t)st->n + 1, sizeof *srcs);
     GCR_CHECK(ctx, srcs, GCR_ERR_OOM, "replay: out of host memory");
     int n = 0;
@@ -117,7 +134,7 @@ static gcr_status prefetch(gcr_graph *g, gcr_variant *v, const cuda_state *st, b
         if (L->type != L_HOOKED) continue;
         char *src = NULL;
         gcr_status before = ctx->status;
-        if (hooked_launch(g, v, k, L, &src) != GCR_OK && before == GCR_OK) gcr_ctx_clear_error(ctx);
+        if (hooked_launch(j, k, L, &src) != GCR_OK && before == GCR_OK) gcr_ctx_clear_error(ctx);
         if (src) srcs[n++] = src;
     }
     gcr_status s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);
@@ -126,13 +143,13 @@ static gcr_status prefetch(gcr_graph *g, gcr_variant *v, const cuda_state *st, b
     return s;
 }
 
-static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
+static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
 {
-    gcr_ctx *ctx = g->ctx;
-    gcr_ir *ir = v->ir;
+    gcr_ctx *ctx = j->ctx;
+    const gcr_ir *ir = j->ir;
     cuda_state *st = calloc(1, sizeof *st);
     GCR_CHECK(ctx, st, GCR_ERR_OOM, "replay: out of host memory");
-    v->ex_state = st;
+    j->state = st;
     st->n = ir->n_kernels;
     st->l = calloc((size_t)(st->n ? st->n : 1), sizeof *st->l);
     st->cap_ptr = calloc((size_t)ir->n_values + 1, sizeof *st->cap_ptr);
@@ -155,7 +172,7 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
         L->type = L->cg.type == GCR_CG_OWN ? L_OWN : L_HOOKED;
         n_own += L->type == L_OWN;
     }
-    /* one program for every generated kernel of the variant */
+    /* one program for every generated kernel of the list */
     gcr_cg_kernel *cgs = calloc((size_t)st->n + 1, sizeof *cgs);
     const char **names = calloc((size_t)n_own + 1, sizeof *names);
     gcr_cuda_fn **fns = calloc((size_t)n_own + 1, sizeof *fns);
@@ -163,14 +180,14 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
         free(cgs); free(names); free(fns);
         return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
     }
-    int j = 0;
+    int named = 0;
     for (int k = 0; k < st->n; k++) {
         cgs[k] = st->l[k].cg;
-        if (st->l[k].type == L_OWN) names[j++] = st->l[k].cg.fn;
+        if (st->l[k].type == L_OWN) names[named++] = st->l[k].cg.fn;
     }
     st->program = gcr_codegen_program(cgs, st->n);
     gcr_status s = st->program ? GCR_OK : gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
-    dump_source(g, v, st);
+    dump_source(j, st);
     /* anchored kernels' output shells (the launchers read their layout), before the prefetch picks
      * their kernels */
     for (int k = 0; k < st->n && s == GCR_OK; k++) {
@@ -179,10 +196,10 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
         const gcr_value *acc = &ir->values[ir->kernels[k].acc_value];
         L->out = gcr_tensor_shell(ctx, &acc->m);
         if (!L->out) s = gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
-        else s = gcr_tensor_bind(L->out, v->ptr[L->cg.out_value], acc->bytes);
+        else s = gcr_tensor_bind(L->out, j->ptr[L->cg.out_value], acc->bytes);
         for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
     }
-    if (s == GCR_OK) s = prefetch(g, v, st, n_own > 0);
+    if (s == GCR_OK) s = prefetch(j, st, n_own > 0);
     if (s == GCR_OK && n_own) {
         s = gcr_cuda_program(ctx, st->program, names, n_own, fns);
         if (s == GCR_ERR_COMPILE) {
@@ -212,7 +229,7 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
         if (L->type != L_HOOKED) continue;
-        s = compile_hooked(g, v, k, L);
+        s = compile_hooked(j, k, L);
         if (s == GCR_ERR_COMPILE) *failed_kernel = k;
         GCR_TRY(s);
     }
@@ -233,32 +250,32 @@ static gcr_status cuda_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     return GCR_OK;
 }
 
-static gcr_status launch_one(gcr_graph *g, gcr_variant *v, int k)
+static gcr_status launch_one(gcr_exec_job *j, int k)
 {
-    cuda_state *st = v->ex_state;
+    cuda_state *st = j->state;
     launch *L = &st->l[k];
     switch (L->type) {
-    case L_EAGER: return gcr_variant_run_node(g, v, v->ir->kernels[k].nodes[0]);
-    case L_HOOKED: return hooked_launch(g, v, k, L, NULL);
+    case L_EAGER: return gcr_exec_run_node(j, j->ir->kernels[k].nodes[0], eager_run);
+    case L_HOOKED: return hooked_launch(j, k, L, NULL);
     case L_OWN:
-        for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = v->ptr[L->cg.params[i]];
-        return gcr_cuda_launch(g->ctx, L->fn, L->grid, 1, 1, L->block, 1, 1, 0, L->args);
+        for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = j->ptr[L->cg.params[i]];
+        return gcr_cuda_launch(j->ctx, L->fn, L->grid, 1, 1, L->block, 1, 1, 0, L->args);
     }
     return GCR_ERR_INTERNAL;
 }
 
-static gcr_status launch_all(gcr_graph *g, gcr_variant *v)
+static gcr_status launch_all(gcr_exec_job *j)
 {
-    cuda_state *st = v->ex_state;
-    for (int k = 0; k < st->n; k++) GCR_TRY(launch_one(g, v, k));
+    cuda_state *st = j->state;
+    for (int k = 0; k < st->n; k++) GCR_TRY(launch_one(j, k));
     return GCR_OK;
 }
 
 /* Plain launches, each between two events; the timings become profile events. */
-static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
+static gcr_status run_profiled(gcr_exec_job *j)
 {
-    gcr_ctx *ctx = g->ctx;
-    cuda_state *st = v->ex_state;
+    gcr_ctx *ctx = j->ctx;
+    cuda_state *st = j->state;
     cudaStream_t s = gcr_cuda_stream(ctx);
     cudaEvent_t *ev = malloc(sizeof *ev * (size_t)(st->n + 1));
     GCR_CHECK(ctx, ev, GCR_ERR_OOM, "profile: out of host memory");
@@ -267,14 +284,14 @@ static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
     for (; made <= st->n; made++)
         if (cudaEventCreate(&ev[made]) != cudaSuccess) break;
     if (made <= st->n) rs = gcr_cuda_error(ctx, cudaGetLastError(), "profile: cudaEventCreate");
-    double t0 = gcr_prof_now_us();
+    double t0 = gcr_exec_now_us();
     const char **fn = calloc((size_t)st->n + 1, sizeof *fn);
     if (!fn) rs = gcr_set_error(ctx, GCR_ERR_OOM, "profile: out of host memory");
     if (rs == GCR_OK) {
         cudaEventRecord(ev[0], s);
         for (int k = 0; k < st->n && rs == GCR_OK; k++) {
             gcr_cuda_st(ctx)->last_fn = NULL;
-            rs = launch_one(g, v, k);
+            rs = launch_one(j, k);
             fn[k] = gcr_cuda_st(ctx)->last_fn; /* an eager node of several launches: its last */
             cudaEventRecord(ev[k + 1], s);
         }
@@ -285,9 +302,9 @@ static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
         float ms = 0;
         cudaEventElapsedTime(&ms, ev[k], ev[k + 1]);
         /* "k3_conv2d+relu gcr_dense_tc64_f16": the fused kernel and the function that ran it */
-        char name[sizeof v->ir->kernels[k].name + 64]; /* gcr_prof_add keeps what fits its event */
-        snprintf(name, sizeof name, "%s%s%s", v->ir->kernels[k].name, fn[k] ? " " : "", fn[k] ? fn[k] : "");
-        gcr_prof_add(g, name, ts, 1e3 * ms);
+        char name[sizeof j->ir->kernels[k].name + 64]; /* gcr_prof_add keeps what fits its event */
+        snprintf(name, sizeof name, "%s%s%s", j->ir->kernels[k].name, fn[k] ? " " : "", fn[k] ? fn[k] : "");
+        j->set.prof(j->set.prof_user, name, ts, 1e3 * ms);
         ts += 1e3 * ms;
     }
     for (int i = 0; i < made; i++) cudaEventDestroy(ev[i]);
@@ -297,14 +314,14 @@ static gcr_status run_profiled(gcr_graph *g, gcr_variant *v)
 }
 
 /* Captures the launch sequence with the current pointers; patches or instantiates the exec. */
-static gcr_status capture(gcr_graph *g, gcr_variant *v)
+static gcr_status capture(gcr_exec_job *j)
 {
-    gcr_ctx *ctx = g->ctx;
-    cuda_state *st = v->ex_state;
+    gcr_ctx *ctx = j->ctx;
+    cuda_state *st = j->state;
     cudaStream_t s = gcr_cuda_stream(ctx);
     /* relaxed: the eager launchers may touch the allocator or module cache (never a sync) */
     GCR_TRY(gcr_cuda_error(ctx, cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "replay: cudaStreamBeginCapture"));
-    gcr_status ls = launch_all(g, v);
+    gcr_status ls = launch_all(j);
     cudaGraph_t graph = NULL;
     cudaError_t e = cudaStreamEndCapture(s, &graph);
     if (ls != GCR_OK) {
@@ -331,26 +348,26 @@ static gcr_status capture(gcr_graph *g, gcr_variant *v)
     }
     if (st->graph) cudaGraphDestroy(st->graph);
     st->graph = graph;
-    memcpy(st->cap_ptr, v->ptr, sizeof *v->ptr * (size_t)v->ir->n_values);
+    memcpy(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values);
     return GCR_OK;
 }
 
-static gcr_status cuda_run(gcr_graph *g, gcr_variant *v)
+static gcr_status cuda_run(gcr_exec_job *j)
 {
-    gcr_ctx *ctx = g->ctx;
-    cuda_state *st = v->ex_state;
+    gcr_ctx *ctx = j->ctx;
+    cuda_state *st = j->state;
     /* profiling times every kernel of every run, so it launches plainly (no graph) */
-    if (ctx->knobs.profile) return run_profiled(g, v);
+    if (j->set.prof) return run_profiled(j);
     /* the first run launches plainly: every module gets loaded outside a capture */
-    if (st->runs++ == 0) return launch_all(g, v);
-    if (!ctx->knobs.graphs) return launch_all(g, v);
-    if (!st->exec || memcmp(st->cap_ptr, v->ptr, sizeof *v->ptr * (size_t)v->ir->n_values)) GCR_TRY(capture(g, v));
+    if (st->runs++ == 0) return launch_all(j);
+    if (!j->set.graphs) return launch_all(j);
+    if (!st->exec || memcmp(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values)) GCR_TRY(capture(j));
     return gcr_cuda_error(ctx, cudaGraphLaunch(st->exec, gcr_cuda_stream(ctx)), "replay: cudaGraphLaunch");
 }
 
-static void cuda_destroy(gcr_graph *g, gcr_variant *v)
+static void cuda_destroy(gcr_exec_job *j)
 {
-    cuda_state *st = v->ex_state;
+    cuda_state *st = j->state;
     if (!st) return;
     if (st->exec) cudaGraphExecDestroy(st->exec);
     if (st->graph) cudaGraphDestroy(st->graph);
@@ -362,11 +379,8 @@ static void cuda_destroy(gcr_graph *g, gcr_variant *v)
     free(st->program);
     free(st->cap_ptr);
     free(st);
-    v->ex_state = NULL;
-    (void)g;
+    j->state = NULL;
 }
 
-static const gcr_executor cuda_executor = {"cuda", cuda_build, cuda_run, cuda_destroy};
-const gcr_executor *gcr_cuda_executor = &cuda_executor;
+const gcr_executor gcr_cuda_executor = {"cuda", cuda_build, cuda_run, cuda_destroy};
 
-#endif /* GCR_HAVE_CUDA */

@@ -1,6 +1,8 @@
-/* codegen.h — CUDA C for the fused kernels of a variant's launch list (capture/codegen_cuda.c).
- * Codegen only writes text: it calls no CUDA API, so CI (no GPU) can generate every kernel and
- * compile it with NVRTC, and the executor (replay/cuda_exec.c) compiles and launches it.
+/* codegen.h — CUDA C for the fused kernels of a planned IR's launch list (lib/ir.h). Codegen only
+ * writes text: it calls no CUDA API, so CI (no GPU) can generate every kernel and compile it with
+ * NVRTC, and the CUDA executor (lib/cuda/exec.c) compiles and launches it. The emitter
+ * (codegen_emit.c) writes expressions and names; a generator per kernel shape writes the rest:
+ * codegen_pointwise.c, codegen_hooked.c, codegen_reduce.c.
  *
  * A fused kernel becomes one of:
  * - OWN: a complete extern "C" __global__ function in the shared program text (pointwise groups,
@@ -10,10 +12,10 @@
  * - HOOKED: an anchor (conv2d, linear, matmul, pool) run by its eager launcher (lib/cuda/dense.h)
  *   with GCR_PROLOGUE / GCR_EPILOGUE / GCR_EXTRA_PARAMS defined from the group (contract at the top
  *   of lib/cuda/kernels/gemm.cuh); params[] are then the extra parameters' value ids. */
-#ifndef GCR_CAPTURE_CODEGEN_H
-#define GCR_CAPTURE_CODEGEN_H
+#ifndef GCR_CUDA_CODEGEN_H
+#define GCR_CUDA_CODEGEN_H
 
-#include "ir.h"
+#include "../ir.h"
 
 typedef enum gcr_cg_type { GCR_CG_OWN, GCR_CG_HOOKED } gcr_cg_type;
 
@@ -45,4 +47,4 @@ void gcr_cg_kernel_free(gcr_cg_kernel *cg);
  * includes they need; NULL when out of memory. Caller frees. */
 char *gcr_codegen_program(const gcr_cg_kernel *cgs, int n);
 
-#endif /* GCR_CAPTURE_CODEGEN_H */
+#endif /* GCR_CUDA_CODEGEN_H */

@@ -1,10 +1,11 @@
-/* cpu_exec.c — the CPU executor: eager kernels through the CPU backend; fused groups as tile
- * programs that evaluate the group's expression DAG (gcr_pw_eval: the op table's formulas, the
+/* exec.c — the CPU backend's executor (lib/exec.h): eager kernels through the CPU backend; fused
+ * groups as tile programs that evaluate the group's expression DAG (gcr_pw_eval: the op table's formulas, the
  * same text CUDA codegen stringifies) over tiles of GCR_TILE elements of the iteration space.
  * Anchored groups run their prologues into scratch, the anchor through its CPU kernel, then the
  * epilogue over the anchor's result. */
-#include "graph.h"
-#include "../lib/pw_eval.h"
+#include "cpu.h"
+#include "../exec.h"
+#include "../pw_eval.h"
 #include <stdlib.h>
 
 #define GCR_TILE 256
@@ -96,7 +97,7 @@ static void eval_op(const gcr_expr *x, const float *const *A, float *out, int cn
             out[t] = (float)(expr);                                                              \
         }                                                                                        \
         break;
-#include "../lib/ops.def"
+#include "../ops.def"
 #undef X
     default: break;
     }
@@ -110,9 +111,9 @@ static void eval_op(const gcr_expr *x, const float *const *A, float *out, int cn
 }
 
 /* Runs one group: loads through gin strides, expressions in order, stores to gout values. */
-static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const tile_plan *tp)
+static void run_group(cpu_state *st, gcr_exec_job *job, const gcr_group *g, const tile_plan *tp)
 {
-    const gcr_ir *ir = v->ir;
+    const gcr_ir *ir = job->ir;
     int nd = tp->nd, nio = tp->nio;
     int64_t numel = gcr_meta_numel(&g->space);
     int64_t idx[GCR_MAX_DIMS] = {0};
@@ -137,7 +138,7 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
             float *out = st->vals + (size_t)e * GCR_TILE;
             if (x->kind == GCR_E_LOAD || x->kind == GCR_E_ACC) {
                 const gcr_gin *in = &g->in[x->load];
-                const void *p = v->ptr[in->value];
+                const void *p = job->ptr[in->value];
                 gcr_dtype dt = ir->values[in->value].m.dtype;
                 const int64_t *off = st->offs + (size_t)x->load * GCR_TILE;
                 char k = tp->kind[x->load];
@@ -175,7 +176,7 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
         }
         for (int o = 0; o < g->n_out; o++) {
             const gcr_gout *go = &g->out[o];
-            void *p = v->ptr[go->value];
+            void *p = job->ptr[go->value];
             gcr_dtype dt = ir->values[go->value].m.dtype;
             const float *val = st->vals + (size_t)go->expr * GCR_TILE;
             char k = tp->kind[g->n_in + o];
@@ -192,10 +193,10 @@ static void run_group(cpu_state *st, gcr_variant *v, const gcr_group *g, const t
     }
 }
 
-static gcr_status cpu_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
+static gcr_status cpu_build(gcr_exec_job *job, int *failed_kernel)
 {
-    gcr_ctx *ctx = g->ctx;
-    gcr_ir *ir = v->ir;
+    gcr_ctx *ctx = job->ctx;
+    const gcr_ir *ir = job->ir;
     /* testing only: GCR_TEST_FAIL_FUSED=1 refuses every multi-op fused kernel as a failed compile
      * would, so the unfused fallback can be tested without a GPU */
     const char *fail = getenv("GCR_TEST_FAIL_FUSED");
@@ -206,7 +207,7 @@ static gcr_status cpu_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
         }
     cpu_state *st = calloc(1, sizeof *st);
     if (!st) return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
-    v->ex_state = st;
+    job->state = st;
     int max_expr = 1, max_io = 1;
     st->scratch = calloc((size_t)ir->n_values + 1, sizeof *st->scratch);
     if (!st->scratch) return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
@@ -231,7 +232,7 @@ static gcr_status cpu_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
             size_t bytes = ir->values[x].bytes ? ir->values[x].bytes : 1;
             gcr_status s = ctx->be->alloc(ctx, bytes, &st->scratch[x]);
             GCR_CHECK(ctx, s == GCR_OK, s, "replay: cannot allocate %zu bytes of scratch", bytes);
-            v->ptr[x] = st->scratch[x];
+            job->ptr[x] = st->scratch[x];
         }
     }
     st->vals = malloc(sizeof(float) * (size_t)max_expr * GCR_TILE);
@@ -254,34 +255,34 @@ static gcr_status cpu_build(gcr_graph *g, gcr_variant *v, int *failed_kernel)
     return GCR_OK;
 }
 
-static gcr_status cpu_run(gcr_graph *g, gcr_variant *v)
+static gcr_status cpu_run(gcr_exec_job *job)
 {
-    cpu_state *st = v->ex_state;
-    gcr_ir *ir = v->ir;
-    bool prof = g->ctx->knobs.profile != NULL;
+    cpu_state *st = job->state;
+    const gcr_ir *ir = job->ir;
+    bool prof = job->set.prof != NULL;
     for (int k = 0; k < ir->n_kernels; k++) {
         const gcr_kernel *K = &ir->kernels[k];
-        double t0 = prof ? gcr_prof_now_us() : 0;
+        double t0 = prof ? gcr_exec_now_us() : 0;
         if (K->type == GCR_K_EAGER) {
-            GCR_TRY(gcr_variant_run_node(g, v, K->nodes[0]));
+            GCR_TRY(gcr_exec_run_node(job, K->nodes[0], NULL));
         } else {
             const tile_plan *tp = &st->plans[k * (GCR_MAX_ANCHOR_IN + 1)];
             for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
-                if (K->pro[j]) run_group(st, v, K->pro[j], &tp[1 + j]);
-            if (K->anchor >= 0) GCR_TRY(gcr_variant_run_node(g, v, K->anchor));
-            if (K->epi.n_expr > 0) run_group(st, v, &K->epi, &tp[0]);
+                if (K->pro[j]) run_group(st, job, K->pro[j], &tp[1 + j]);
+            if (K->anchor >= 0) GCR_TRY(gcr_exec_run_node(job, K->anchor, NULL));
+            if (K->epi.n_expr > 0) run_group(st, job, &K->epi, &tp[0]);
         }
-        if (prof) gcr_prof_add(g, K->name, t0, gcr_prof_now_us() - t0);
+        if (prof) job->set.prof(job->set.prof_user, K->name, t0, gcr_exec_now_us() - t0);
     }
     return GCR_OK;
 }
 
-static void cpu_destroy(gcr_graph *g, gcr_variant *v)
+static void cpu_destroy(gcr_exec_job *job)
 {
-    cpu_state *st = v->ex_state;
+    cpu_state *st = job->state;
     if (!st) return;
     for (int x = 0; x < st->n_scratch; x++)
-        if (st->scratch[x]) g->ctx->be->free(g->ctx, st->scratch[x], v->ir->values[x].bytes);
+        if (st->scratch[x]) job->ctx->be->free(job->ctx, st->scratch[x], job->ir->values[x].bytes);
     free(st->scratch);
     free(st->vals);
     free(st->offs);
@@ -290,7 +291,7 @@ static void cpu_destroy(gcr_graph *g, gcr_variant *v)
     for (int i = 0; st->plans && i < st->n_plans; i++) plan_free(&st->plans[i]);
     free(st->plans);
     free(st);
-    v->ex_state = NULL;
+    job->state = NULL;
 }
 
 const gcr_executor gcr_cpu_executor = {"cpu", cpu_build, cpu_run, cpu_destroy};

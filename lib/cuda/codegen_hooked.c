@@ -1,0 +1,203 @@
+/* codegen_hooked.c — the generator of an anchored kernel's hooks: a conv2d / linear / matmul /
+ * pool kernel keeps its template (lib/cuda/kernels) and gets GCR_PROLOGUE, GCR_EPILOGUE and
+ * GCR_EXTRA_PARAMS from the fused group (contract at the top of kernels/gemm.cuh). */
+#include "codegen_emit.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+/* text of the offset of group load l / output value at a hook's (n, o, idx) */
+typedef struct hook_gen {
+    const gcr_ir *ir;
+    const gcr_meta *accm;  /* anchor result meta: idx is an offset in its dense layout */
+    gcr_kind kind;
+    const int64_t *const *lst; /* per load: strides over the group space */
+    int main_load;         /* prologue: the load the anchor itself reads (v), -1 */
+    int first_param;       /* param index of load 0 */
+} hook_gen;
+
+static bool same_strides(const int64_t *a, const gcr_meta *m)
+{
+    for (int d = 0; d < m->ndim; d++)
+        if (m->shape[d] != 1 && a[d] != m->strides[d]) return false;
+    return true;
+}
+
+/* offset over the anchor output's coordinates, recovered from idx (or n, o where the hook gives them) */
+static void epi_offset(gcr_text *b, const hook_gen *h, const int64_t *st)
+{
+    const gcr_meta *m = h->accm;
+    if (same_strides(st, m)) {
+        put(b, "idx");
+        return;
+    }
+    put(b, "(0ll");
+    for (int d = 0; d < m->ndim; d++) {
+        if (st[d] == 0 || m->shape[d] == 1) continue;
+        if ((h->kind == GCR_KIND_CONV || h->kind == GCR_KIND_POOL) && d == 0) put(b, " + n * %lldll", (long long)st[d]);
+        else if ((h->kind == GCR_KIND_CONV || h->kind == GCR_KIND_POOL) && d == 1) put(b, " + o * %lldll", (long long)st[d]);
+        else if (h->kind == GCR_KIND_MATMUL && d == m->ndim - 1) put(b, " + o * %lldll", (long long)st[d]);
+        else
+            put(b, " + ((idx / %lldll) %% %lldll) * %lldll", (long long)m->strides[d], (long long)m->shape[d], (long long)st[d]);
+    }
+    put(b, ")");
+}
+
+static void epi_load(gcr_text *b, const gcr_emit *ec, int l)
+{
+    const hook_gen *h = ec->gen;
+    put(b, "gcr_ld<%d>(g%d, ", (int)h->ir->values[ec->g->in[l].value].m.dtype, h->first_param + l);
+    epi_offset(b, h, ec->g->in[l].strides);
+    put(b, ", 0.0f)");
+}
+
+/* prologue loads other than the anchor's own input depend only on (n, c) */
+static void pro_offset(gcr_text *b, const hook_gen *h, const int64_t *st, int nd)
+{
+    put(b, "(0ll");
+    for (int d = 0; d < nd; d++) {
+        if (st[d] == 0) continue;
+        if (h->kind == GCR_KIND_MATMUL) put(b, " + c * %lldll", (long long)st[d]); /* only the last dim varies */
+        else put(b, " + %s * %lldll", d == 0 ? "n" : "c", (long long)st[d]);
+    }
+    put(b, ")");
+}
+
+static void pro_load(gcr_text *b, const gcr_emit *ec, int l)
+{
+    const hook_gen *h = ec->gen;
+    if (l == h->main_load) {
+        put(b, "v");
+        return;
+    }
+    put(b, "gcr_ld<%d>(g%d, ", (int)h->ir->values[ec->g->in[l].value].m.dtype, h->first_param + l);
+    pro_offset(b, h, ec->g->in[l].strides, ec->g->space.ndim);
+    put(b, ", 0.0f)");
+}
+
+/* the loads of a prologue may vary only along (n, c) for conv/pool, the last dim for matmul */
+static bool pro_load_ok(gcr_kind kind, const int64_t *st, const gcr_meta *space)
+{
+    for (int d = 0; d < space->ndim; d++) {
+        if (st[d] == 0 || space->shape[d] == 1) continue;
+        if (kind == GCR_KIND_MATMUL ? d != space->ndim - 1 : d > 1) return false;
+    }
+    return true;
+}
+
+static void put_extra_decl(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *cg, bool with_types)
+{
+    for (int i = 0; i < cg->n_params; i++) {
+        gcr_dtype dt = ir->values[cg->params[i]].m.dtype;
+        if (with_types) put(b, ", gcr_ty<%d>::t *__restrict__ g%d", (int)dt, i);
+        else put(b, ", g%d", i);
+    }
+}
+
+gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
+{
+    const gcr_node *A = &ir->nodes[K->anchor];
+    gcr_kind kind = gcr_op_table[A->op].kind;
+    const gcr_value *acc = &ir->values[K->acc_value];
+    for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
+        if (K->pro[j]) return gcr_cg_unsupported(cg, "%s: a prologue on %s input %d (the kernel hooks only input 0)", K->name,
+                                          gcr_op_table[A->op].name, j);
+    if (kind == GCR_KIND_POOL && K->pro[0])
+        return gcr_cg_unsupported(cg, "%s: a prologue on a pool (its padding reads the raw input)", K->name);
+    if (A->op == GCR_OP_MATMUL && K->pro[0] && ir->values[A->in[0]].m.ndim < 2)
+        return gcr_cg_unsupported(cg, "%s: a prologue on a 1-d matmul operand", K->name);
+    cg->type = GCR_CG_HOOKED;
+    cg->x_value = -1;
+    gcr_cg_fn_name(K, cg->fn, sizeof cg->fn);
+    hook_gen h = {ir, &acc->m, kind, NULL, -1, 0};
+    gcr_text b = gcr_text_growing();
+    put(&b, "/* %s: hooks of the %s kernel */\n#include \"common.cuh\"\n", K->name, gcr_op_table[A->op].name);
+    const gcr_group *pg = K->pro[0], *eg = &K->epi;
+    /* parameters: prologue loads, epilogue loads, epilogue outputs */
+    int pro_first = cg->n_params;
+    if (pg) {
+        if (pg->n_out != 1) return gcr_cg_unsupported(cg, "%s: a prologue with %d results", K->name, pg->n_out);
+        gcr_dtype udt = ir->values[pg->out[0].value].m.dtype;
+        int main = -1;
+        for (int pass = 0; pass < 2 && main < 0; pass++)
+            for (int l = 0; l < pg->n_in && main < 0; l++) {
+                const gcr_value *x = &ir->values[pg->in[l].value];
+                if (x->m.dtype != udt || !gcr_meta_same_shape(&x->m, &pg->space) || !same_strides(pg->in[l].strides, &x->m))
+                    continue;
+                if (pass == 0 && pro_load_ok(kind, pg->in[l].strides, &pg->space)) continue; /* prefer the full-size one */
+                main = l;
+            }
+        if (main < 0) return gcr_cg_unsupported(cg, "%s: no prologue load can stand for the anchor's input", K->name);
+        for (int l = 0; l < pg->n_in; l++)
+            if (l != main && !pro_load_ok(kind, pg->in[l].strides, &pg->space))
+                return gcr_cg_unsupported(cg, "%s: prologue load %d varies along more than the hooked coordinates", K->name, l);
+        cg->x_value = pg->in[main].value;
+        h.main_load = main;
+        for (int l = 0; l < pg->n_in; l++)
+            if (gcr_cg_add_param(cg, pg->in[l].value) < 0) return gcr_cg_unsupported(cg, "%s: too many operands", K->name);
+    }
+    int epi_first = cg->n_params;
+    bool has_epi = eg->n_expr > 0;
+    if (has_epi) {
+        if (eg->n_out < 1) return gcr_cg_unsupported(cg, "%s: an epilogue with no output", K->name);
+        if (eg->space.ndim != acc->m.ndim || !gcr_meta_same_shape(&eg->space, &acc->m))
+            return gcr_cg_unsupported(cg, "%s: the epilogue's space differs from the anchor's result", K->name);
+        for (int l = 0; l < eg->n_in; l++)
+            if (gcr_cg_add_param(cg, eg->in[l].value) < 0) return gcr_cg_unsupported(cg, "%s: too many operands", K->name);
+        for (int o = 0; o < eg->n_out; o++) {
+            const gcr_value *v = &ir->values[eg->out[o].value];
+            if (!gcr_meta_same_shape(&v->m, &acc->m)) return gcr_cg_unsupported(cg, "%s: output %d's shape differs", K->name, o);
+            if (gcr_cg_add_param(cg, eg->out[o].value) < 0) return gcr_cg_unsupported(cg, "%s: too many operands", K->name);
+        }
+        cg->out_value = eg->out[0].value;
+    } else {
+        cg->out_value = K->acc_value;
+    }
+    if (cg->n_params > GCR_CUDA_HOOK_PARAMS)
+        return gcr_cg_unsupported(cg, "%s: %d extra parameters (the launcher takes %d)", K->name, cg->n_params, GCR_CUDA_HOOK_PARAMS);
+    /* the extra parameters are typed by value, loads const-less (one declaration list for both) */
+    put(&b, "#define GCR_EXTRA_PARAMS ");
+    put_extra_decl(&b, ir, cg, true);
+    put(&b, "\n");
+    gcr_emit ec = gcr_cg_emit(NULL, NULL, NULL, "");
+    ec.gen = &h;
+    if (pg) {
+        h.first_param = pro_first;
+        put(&b, "__device__ __forceinline__ float %s_pro(float v, long long n, long long c", cg->fn);
+        put_extra_decl(&b, ir, cg, true);
+        put(&b, ")\n{\n    (void)n; (void)c;\n");
+        ec.g = pg;
+        ec.load = pro_load;
+        ec.ind = "    ";
+        gcr_emit_exprs(&b, &ec);
+        put(&b, "    return e%d;\n}\n", pg->out[0].expr);
+        put(&b, "#define GCR_PROLOGUE(v, n, c) %s_pro((v), (n), (c)", cg->fn);
+        put_extra_decl(&b, ir, cg, false);
+        put(&b, ")\n");
+    }
+    if (has_epi) {
+        h.first_param = epi_first;
+        put(&b, "__device__ __forceinline__ void %s_epi(float accv, long long n, long long o, long long idx", cg->fn);
+        put_extra_decl(&b, ir, cg, true);
+        put(&b, ")\n{\n    (void)n; (void)o;\n");
+        ec.g = eg;
+        ec.load = epi_load;
+        ec.acc = "accv";
+        ec.acc_dtype = acc->m.dtype;
+        ec.ind = "    ";
+        gcr_emit_exprs(&b, &ec);
+        for (int o = 0; o < eg->n_out; o++) {
+            const gcr_value *v = &ir->values[eg->out[o].value];
+            put(&b, "    gcr_st<%d>(g%d, ", (int)v->m.dtype, epi_first + eg->n_in + o);
+            epi_offset(&b, &h, v->m.strides);
+            put(&b, ", e%d);\n", eg->out[o].expr);
+        }
+        put(&b, "}\n");
+        bool has_bias = (kind == GCR_KIND_CONV || A->op == GCR_OP_LINEAR) && A->n_in > 2 && A->in[2] >= 0;
+        put(&b, "#define GCR_EPILOGUE(acc, n, o, idx) %s_epi((acc)%s, (n), (o), (idx)", cg->fn,
+            has_bias ? " + gcr_dn_ld(bias, (o))" : "");
+        put_extra_decl(&b, ir, cg, false);
+        put(&b, ")\n");
+    }
+    return gcr_cg_finish(&b, cg);
+}
+

@@ -1,0 +1,67 @@
+/* exec.h — the executor interface: what runs a planned IR's launch list (lib/ir.h) on a backend,
+ * as ggml's graph_compute does. A backend offers its executor in its function table
+ * (gcr_backend.executor: the CPU's tile programs, lib/cpu/exec.c; CUDA's generated kernels in a
+ * CUDA Graph, lib/cuda/exec.c); the generic one (every node through the backend's run(), lib/exec.c)
+ * serves a backend without one. An executor sees plain data, a job, and the settings of the graph it
+ * runs for: no graph, variant or knob of the layers above. */
+#ifndef GCR_EXEC_H
+#define GCR_EXEC_H
+
+#include "ir.h"
+
+/* Per-kernel timings go to prof(user, name, ts_us, dur_us) where it is set. */
+typedef void (*gcr_prof_sink)(void *user, const char *name, double ts_us, double dur_us);
+
+/* A graph's settings, fixed when it was captured or read from the knobs when it runs. */
+typedef struct gcr_exec_settings {
+    int tf32;              /* f32 1x1 convs and GEMMs may run on TF32 tensor cores (knobs.tf32 at capture) */
+    bool graphs;           /* replay the launch sequence as a CUDA Graph (knobs.graphs) */
+    gcr_prof_sink prof;    /* NULL: no profiling (knobs.profile) */
+    void *prof_user;
+    const char *dump_dir;  /* write the generated source here (knobs.dump "source"); NULL: not */
+} gcr_exec_settings;
+
+/* One planned launch list and the buffers it runs on: a graph's variant as an executor sees it. */
+typedef struct gcr_exec_job {
+    gcr_ctx *ctx;
+    const gcr_ir *ir;      /* fused and planned */
+    void **ptr;            /* per value: data pointer of its first element this run (the owner's,
+                              refreshed before each run: inputs may move) */
+    gcr_tensor **bound;    /* per value: a handle over ptr[value] for eager backend calls, made on
+                              first use (the owner's array; the owner frees the handles) */
+    uint64_t key;          /* the input signature's hash: names dump files */
+    gcr_exec_settings set;
+    void *state;           /* the executor's */
+} gcr_exec_job;
+
+/* build() prepares everything (compiles, allocates scratch, records a CUDA Graph); a fused kernel
+ * it cannot build is reported with GCR_ERR_COMPILE and its index in *failed_kernel, and the caller
+ * then splits that group into eager kernels and builds again (each group is split once; a split
+ * kernel failing again is an error). run() launches with the pointers in job->ptr. destroy() frees
+ * what build() made (also after a failed build). */
+typedef struct gcr_executor {
+    const char *name;
+    gcr_status (*build)(gcr_exec_job *j, int *failed_kernel);
+    gcr_status (*run)(gcr_exec_job *j);
+    void (*destroy)(gcr_exec_job *j);
+} gcr_executor;
+
+extern const gcr_executor gcr_generic_executor;
+/* ctx's executor: the one tests forced (gcr_exec_force), else its backend's, else the generic one. */
+const gcr_executor *gcr_exec_pick(const gcr_ctx *ctx);
+/* Testing only: every graph of ctx built from now on runs on ex (NULL: back to the backend's). */
+void gcr_exec_force(gcr_ctx *ctx, const gcr_executor *ex);
+
+/* The handle of value x bound to j->ptr[x] (made once per job), for eager backend calls. */
+gcr_tensor *gcr_exec_bound(gcr_exec_job *j, int value);
+/* The backend call of node nd on bound handles (input 0 read from value x0 instead when x0 >= 0:
+ * a fused kernel's prologue source). */
+gcr_status gcr_exec_call(gcr_exec_job *j, const gcr_node *nd, int x0, gcr_call *c);
+/* Runs one node on bound handles through run (NULL: the backend's run()); an empty result is
+ * skipped, as eager dispatch skips it; a failure names the node. */
+typedef gcr_status (*gcr_exec_run_fn)(gcr_exec_job *j, const gcr_call *c, gcr_tensor *out);
+gcr_status gcr_exec_run_node(gcr_exec_job *j, int node, gcr_exec_run_fn run);
+/* A monotonic clock in microseconds, for profile events. */
+double gcr_exec_now_us(void);
+
+#endif /* GCR_EXEC_H */
