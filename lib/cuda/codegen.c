@@ -10,14 +10,13 @@ gcr_status gcr_codegen_kernel(const gcr_ir *ir, int k, gcr_cg_kernel *cg)
     const gcr_kernel *K = &ir->kernels[k];
     if (K->type != GCR_K_FUSED) return gcr_cg_unsupported(cg, "%s: not a fused kernel", K->name);
     if (K->anchor < 0) return gcr_cg_pointwise(ir, K, cg);
-    switch (gcr_op_table[ir->nodes[K->anchor].op].kind) {
-    case GCR_KIND_CONV:
-    case GCR_KIND_MATMUL:
-    case GCR_KIND_POOL: return gcr_cg_hooked(ir, K, cg);
-    case GCR_KIND_REDUCE: return gcr_cg_reduce(ir, K, cg);
-    default:
-        return gcr_cg_unsupported(cg, "%s: no code generator for anchor %s", K->name,
-                                  gcr_op_table[ir->nodes[K->anchor].op].name);
+    /* by the anchor's fusion role (lib/kinds.def): hooked anchors keep their templates, an anchor
+     * of its own (a reduction) gets a whole kernel */
+    gcr_op op = ir->nodes[K->anchor].op;
+    switch (gcr_kind_of(op)->role) {
+    case GCR_ROLE_HOOKED: return gcr_cg_hooked(ir, K, cg);
+    case GCR_ROLE_OWN: return gcr_cg_reduce(ir, K, cg);
+    default: return gcr_cg_unsupported(cg, "%s: no code generator for anchor %s", K->name, gcr_op_table[op].name);
     }
 }
 

@@ -93,6 +93,24 @@ static void put_extra_decl(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *c
     }
 }
 
+/* "__device__ __forceinline__ <ret> <fn><sfx>(<args>, <extra parameters>) {", then unused */
+static void hook_head(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *cg, const char *ret, const char *sfx,
+                      const char *args, const char *unused)
+{
+    put(b, "__device__ __forceinline__ %s %s%s(%s", ret, cg->fn, sfx, args);
+    put_extra_decl(b, ir, cg, true);
+    put(b, ")\n{\n    %s\n", unused);
+}
+
+/* "#define <macro> <fn><sfx>(<args>, <extra parameters' names>)": the hook the template calls */
+static void hook_macro(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *cg, const char *macro, const char *sfx,
+                       const char *args)
+{
+    put(b, "#define %s %s%s(%s", macro, cg->fn, sfx, args);
+    put_extra_decl(b, ir, cg, false);
+    put(b, ")\n");
+}
+
 gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
 {
     const gcr_node *A = &ir->nodes[K->anchor];
@@ -158,32 +176,20 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
     put(&b, "#define GCR_EXTRA_PARAMS ");
     put_extra_decl(&b, ir, cg, true);
     put(&b, "\n");
-    gcr_emit ec = gcr_cg_emit(NULL, NULL, NULL, "");
-    ec.gen = &h;
     if (pg) {
         h.first_param = pro_first;
-        put(&b, "__device__ __forceinline__ float %s_pro(float v, long long n, long long c", cg->fn);
-        put_extra_decl(&b, ir, cg, true);
-        put(&b, ")\n{\n    (void)n; (void)c;\n");
-        ec.g = pg;
-        ec.load = pro_load;
-        ec.ind = "    ";
+        hook_head(&b, ir, cg, "float", "_pro", "float v, long long n, long long c", "(void)n; (void)c;");
+        gcr_emit ec = gcr_cg_emit(pg, &h, pro_load, "    ");
         gcr_emit_exprs(&b, &ec);
         put(&b, "    return e%d;\n}\n", pg->out[0].expr);
-        put(&b, "#define GCR_PROLOGUE(v, n, c) %s_pro((v), (n), (c)", cg->fn);
-        put_extra_decl(&b, ir, cg, false);
-        put(&b, ")\n");
+        hook_macro(&b, ir, cg, "GCR_PROLOGUE(v, n, c)", "_pro", "(v), (n), (c)");
     }
     if (has_epi) {
         h.first_param = epi_first;
-        put(&b, "__device__ __forceinline__ void %s_epi(float accv, long long n, long long o, long long idx", cg->fn);
-        put_extra_decl(&b, ir, cg, true);
-        put(&b, ")\n{\n    (void)n; (void)o;\n");
-        ec.g = eg;
-        ec.load = epi_load;
+        hook_head(&b, ir, cg, "void", "_epi", "float accv, long long n, long long o, long long idx", "(void)n; (void)o;");
+        gcr_emit ec = gcr_cg_emit(eg, &h, epi_load, "    ");
         ec.acc = "accv";
         ec.acc_dtype = acc->m.dtype;
-        ec.ind = "    ";
         gcr_emit_exprs(&b, &ec);
         for (int o = 0; o < eg->n_out; o++) {
             const gcr_value *v = &ir->values[eg->out[o].value];
@@ -193,10 +199,8 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         }
         put(&b, "}\n");
         bool has_bias = (kind == GCR_KIND_CONV || A->op == GCR_OP_LINEAR) && A->n_in > 2 && A->in[2] >= 0;
-        put(&b, "#define GCR_EPILOGUE(acc, n, o, idx) %s_epi((acc)%s, (n), (o), (idx)", cg->fn,
-            has_bias ? " + gcr_dn_ld(bias, (o))" : "");
-        put_extra_decl(&b, ir, cg, false);
-        put(&b, ")\n");
+        hook_macro(&b, ir, cg, "GCR_EPILOGUE(acc, n, o, idx)", "_epi",
+                   has_bias ? "(acc) + gcr_dn_ld(bias, (o)), (n), (o), (idx)" : "(acc), (n), (o), (idx)");
     }
     return gcr_cg_finish(&b, cg);
 }

@@ -142,9 +142,7 @@ gcr_status gcr_cg_pointwise(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel
     const char *it = gcr_cg_ity(p.fits32);
     put(&b, "    const %s tid = (%s)(blockIdx.x * blockDim.x + threadIdx.x), nth = (%s)(gridDim.x * blockDim.x);\n", it, it,
         it);
-    gcr_emit ec = gcr_cg_emit(NULL, NULL, NULL, "");
-    ec.g = g;
-    ec.gen = &p;
+    gcr_emit ec = gcr_cg_emit(g, &p, pw_load_scalar, "");
     if (p.vec > 1) {
         int V = p.vec;
         put(&b, "    /* vector path when every moving operand is aligned to its %d-element access */\n", V);

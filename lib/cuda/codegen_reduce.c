@@ -116,13 +116,9 @@ gcr_status gcr_cg_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         if (!red[d]) continue;
         put(&b, "            const %s x%d = t %% %lld; t /= %lld;\n", it, d, (long long)xm->shape[d], (long long)xm->shape[d]);
     }
-    gcr_emit ec = gcr_cg_emit(NULL, NULL, NULL, "");
     if (pg) {
         rg.first_param = pro_first;
-        ec.gen = &rg;
-        ec.g = pg;
-        ec.load = red_load;
-        ec.ind = "            ";
+        gcr_emit ec = gcr_cg_emit(pg, &rg, red_load, "            ");
         gcr_emit_exprs(&b, &ec);
         put(&b, "            acc = gcr_fr_combine<%d>(acc, e%d);\n", OP, pg->out[0].expr);
     } else {
@@ -156,13 +152,10 @@ gcr_status gcr_cg_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
     static const char *const zero = "0";
     for (int d = 0; d < om->ndim; d++) eg_rg.xname[d] = red[map[d]] ? zero : xn[map[d]];
     if (has_epi) {
-        ec.gen = &eg_rg;
         eg_rg.first_param = epi_first;
-        ec.g = eg;
-        ec.load = red_load;
+        gcr_emit ec = gcr_cg_emit(eg, &eg_rg, red_load, "        ");
         ec.acc = "acc";
         ec.acc_dtype = om->dtype;
-        ec.ind = "        ";
         gcr_emit_exprs(&b, &ec);
     } else {
         put(&b, "        const float e0 = acc;\n");
