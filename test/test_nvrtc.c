@@ -2,12 +2,15 @@
  * NVRTC for sm_80 and sm_90, every eager pointwise program (each op in each float dtype, the
  * scalar and missing-input variants, every cast pair) and every reduction program compiles, and
  * a broken program fails with GCR_ERR_COMPILE and the NVRTC log instead of aborting; every conv /
- * matmul kernel a hooked launch can pick compiles as a program of its own kernel with hooks. */
+ * matmul kernel a hooked launch can pick compiles as a program of its own kernel with hooks; a
+ * launcher's program text is hashed once for the memory cache, while the disk cache's key keeps
+ * the architecture, NVRTC version, embedded headers and options. */
 #include "harness.h"
 
 #if GCR_HAVE_CUDA
 #include "cuda/cuda_ops.h"
 #include "cuda/dense.h"
+#include "cuda/program.h"
 
 extern const struct gcr_embedded_src { const char *name; const char *text; } gcr_embedded_srcs[];
 
@@ -112,7 +115,7 @@ static void test_one_kernel_programs(void)
     const gcr_cuda_hooks h = {"#define GCR_EXTRA_PARAMS , float alpha\n"
                               "#define GCR_PROLOGUE(v, n, c) fmaxf((v), 0.0f)\n"
                               "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), (acc) * alpha)\n",
-                              NULL, 0, NULL, 0};
+                              NULL, 0, NULL, NULL, 0};
     for (int i = 0; i < n; i++) {
         char inst[160];
         if (!CHECK(gcr_cuda_dense_inst(names[i], inst, sizeof inst) == 0, "%s: no instantiation", names[i])) continue;
@@ -148,8 +151,38 @@ static void test_compile_error(void)
     CHECK(gcr_nvrtc_version() >= 11000, "NVRTC version %d", gcr_nvrtc_version());
 }
 
+/* The hot path's key: a gcr_cuda_src is hashed at its first use only (the GPU side, counted over
+ * repeated launches, is test_cuda_hotpath); the disk key still names everything a module depends on. */
+static void test_program_keys(void)
+{
+    const char *text = "#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n";
+    gcr_cuda_src src = GCR_CUDA_SRC(text);
+    int hashed = -1;
+    uint64_t k1 = gcr_cuda_src_key(&src, &hashed);
+    CHECK(hashed == 1 && k1 != 0 && k1 == gcr_cuda_text_key(text), "first use hashes the text");
+    uint64_t k2 = gcr_cuda_src_key(&src, &hashed);
+    CHECK(hashed == 0 && k2 == k1, "a second use does not");
+    atomic_store(&src.key, 12345); /* a kept key is used as it is: the text is not read again */
+    CHECK(gcr_cuda_src_key(&src, &hashed) == 12345 && hashed == 0, "the kept key is used");
+    CHECK(gcr_cuda_text_key("a") != gcr_cuda_text_key("b") && gcr_cuda_text_key("") != 0, "keys of texts");
+
+    size_t kl = 0, kl80 = 0;
+    char *k90 = gcr_cuda_disk_key(90, text, &kl), *k80 = gcr_cuda_disk_key(80, text, &kl80);
+    char want[64];
+    snprintf(want, sizeof want, "|sm_90|nvrtc%d|hdr", gcr_nvrtc_version());
+    if (CHECK(k90 && k80, "disk keys")) {
+        CHECK(strstr(k90, want) && strstr(k90, "|--std=c++17 -prec-div=false|"), "disk key %.80s", k90);
+        CHECK(kl == strlen(k90) && kl > strlen(text) && !strcmp(k90 + kl - strlen(text), text), "it ends with the text");
+        CHECK(strcmp(k90, k80) != 0, "the arch is in the disk key");
+    }
+    free(k90);
+    free(k80);
+    CHECK(gcr_nvrtc_version() == gcr_nvrtc_version() && gcr_nvrtc_version() >= 11000, "NVRTC version asked once");
+}
+
 int main(void)
 {
+    RUN(test_program_keys);
     RUN(test_embedded_sources);
     RUN(test_pointwise_programs);
     RUN(test_reduce_programs);

@@ -7,15 +7,30 @@
 
 #include "../internal.h"
 #include <cuda_runtime.h>
+#include <stdatomic.h>
 
 /* A compiled kernel: one function of a loaded module (owned by the ctx's module cache). */
 typedef struct gcr_cuda_fn gcr_cuda_fn;
 
+/* A program text with its memory-cache key, hashed at first use and kept: a launcher that runs
+ * the same text again keeps it in one of these (static for a fixed text, GCR_CUDA_SRC), and its
+ * launches then find their module without hashing or copying the text. */
+typedef struct gcr_cuda_src {
+    const char *text;
+    _Atomic uint64_t key; /* 0: not hashed yet */
+} gcr_cuda_src;
+#define GCR_CUDA_SRC(t) {(t), 0}
+/* The key of s, hashing its text only the first time (*hashed, may be NULL: whether it did). */
+uint64_t gcr_cuda_src_key(gcr_cuda_src *s, int *hashed);
+
 /* Compiles (or finds in the memory / disk cache) a program and returns its kernels.
- * source: the full CUDA C text; it may #include any embedded file of lib/cuda/kernels by name
+ * src->text: the full CUDA C text; it may #include any embedded file of lib/cuda/kernels by name
  * ("common.cuh"). names[i]: extern "C" kernel names to fetch. Compiles for the device's own
- * architecture; the cache key covers source, options, architecture and NVRTC version.
+ * architecture; the disk cache's key covers text, options, architecture and NVRTC version.
  * On failure returns GCR_ERR_COMPILE with the NVRTC log in the ctx message. */
+gcr_status gcr_cuda_program_src(gcr_ctx *ctx, gcr_cuda_src *src, const char *const *names, int n,
+                                gcr_cuda_fn **out);
+/* The same for a text used once (a graph build's program): hashes source on every call. */
 gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n,
                             gcr_cuda_fn **out);
 /* Makes sure every source has a module, compiling the missing ones in parallel threads (NVRTC
@@ -68,6 +83,7 @@ typedef struct gcr_cuda_cache_stats {
     int mem_hits;   /* found in the ctx's memory cache */
     int disk_hits;  /* loaded from cache_dir */
     int compiles;   /* compiled by NVRTC */
+    int hashes;     /* program texts hashed to find their module (a gcr_cuda_src: once per process) */
 } gcr_cuda_cache_stats;
 void gcr_cuda_cache_get_stats(gcr_ctx *ctx, gcr_cuda_cache_stats *out);
 
@@ -92,7 +108,7 @@ typedef struct gcr_cuda_state {
     cudaStream_t stream;      /* non-blocking, one per ctx */
     const gcr_cuda_drv *drv;
     gcr_cuda_alloc *alloc;
-    struct gcr_cuda_program_cache *programs; /* uthash by full key */
+    struct gcr_cuda_program_cache *programs; /* uthash by the hash of the text (program.h) */
     struct gcr_cuda_pw_entry *pw;            /* eager pointwise kernels by packed key (pointwise.c) */
     gcr_cuda_fn *red[3][3][5];                /* reduce kernels [op][dtype][1,32,256,part,fin] (reduce.c, lazy) */
     gcr_cuda_fn *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */

@@ -1,6 +1,7 @@
 /* dense.h — the conv2d / matmul / pool launchers' interface beyond cuda_ops.h: the hooked launchers
- * through which capture/ codegen runs those kernels with a fused prologue and epilogue, and the
- * dense engine's entry points on a gcr_dense_args block (kernels/abi.h). */
+ * through which capture/ codegen runs those kernels with a fused prologue and epilogue, the dense
+ * engine's entry points on a gcr_dense_args block (kernels/abi.h, dense.c) and the programs of
+ * the conv.cuh / pool.cuh kernel families (hooks.c). */
 #ifndef GCR_CUDA_DENSE_H
 #define GCR_CUDA_DENSE_H
 
@@ -16,11 +17,19 @@
  * *src_out (malloc'ed, the caller frees) and launches nothing: a graph build prefetches exactly the
  * programs its launches will ask for. */
 #define GCR_CUDA_MAX_EXTRA GCR_CUDA_HOOK_PARAMS
+/* A hooked launch's last pick, kept by its owner across launches: a launch that picks the same
+ * kernel again (every replay that runs without a CUDA Graph) builds no program text and looks
+ * nothing up. An empty name: nothing picked yet. */
+typedef struct gcr_cuda_pick {
+    char name[48];
+    gcr_cuda_fn *fn;
+} gcr_cuda_pick;
 typedef struct gcr_cuda_hooks {
     const char *defs;
     void *const *extra;
     int n_extra;
     char **src_out;
+    gcr_cuda_pick *pick; /* may be NULL */
     /* f32 1x1 convs and GEMMs may run on TF32 tensor cores (on sm_80+): the setting of the graph
      * the launch belongs to, passed by its executor; a launch without hooks reads knobs.tf32 */
     int tf32;
@@ -55,5 +64,17 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n);
 /* Whether f32 1x1 convs / GEMMs may run on TF32 tensor cores: h->tf32 (knobs.tf32 when h is NULL)
  * and an sm_80+ device. */
 int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h);
+
+/* The kernel called name of kernel file "conv.cuh" or "pool.cuh" for dtype dt (f32, f16, bf16):
+ * from the dtype's eager program when h has no defs, else from a program of that kernel with the
+ * hooks (h->pick, when set, remembers it). With h->src_out set it stores the program text there
+ * instead and leaves *k NULL. */
+gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
+                                  gcr_cuda_fn **k);
+/* Launches k (threads x 1 x 1 blocks) with the nstd (at most 8) standard arguments, then h's extras. */
+gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
+                                  void *const *std, int nstd, const gcr_cuda_hooks *h);
+/* "f32", "f16" or "bf16": the dtype suffix of the kernels' names */
+const char *gcr_cuda_dt_suffix(gcr_dtype dt);
 
 #endif

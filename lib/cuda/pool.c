@@ -3,7 +3,6 @@
  * input dim is contiguous. Window rules are PyTorch's, as in lib/cpu/pool.c. */
 #include "dense.h"
 #include <stdio.h>
-#include <stdlib.h>
 
 int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit *l)
 {
@@ -23,7 +22,6 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     const gcr_meta *x = &c->in[0]->m, *y = &out->m;
     const gcr_pool2d_params *p = &c->p.pool;
     gcr_dtype dt = x->dtype;
-    GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
     gcr_pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
                    .OW = y->shape[3]};
     for (int i = 0; i < 4; i++) {
@@ -64,42 +62,14 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
         kind = "pool";
     }
     char name[40];
-    snprintf(name, sizeof name, "gcr_%s_%s", kind, dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32");
-
-    static const char *const eager[3] = {"#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n",
-                                         "#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n",
-                                         "#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"};
-    const char *nm = name;
+    snprintf(name, sizeof name, "gcr_%s_%s", kind, gcr_cuda_dt_suffix(dt));
     gcr_cuda_fn *k;
-    if (h && h->src_out && (!h->defs || !h->defs[0])) { /* prefetch of hooks with no text: the eager program */
-        *h->src_out = strdup(eager[dt]);
-        GCR_CHECK(ctx, *h->src_out, GCR_ERR_OOM, "%s: out of host memory", name);
-        return GCR_OK;
-    }
-    if (!h || !h->defs || !h->defs[0]) {
-        GCR_TRY(gcr_cuda_program(ctx, eager[dt], &nm, 1, &k));
-    } else {
-        /* pool.cuh's kernels are few and light: the hooked program keeps them all */
-        char *src = gcr_cuda_dense_source("pool.cuh", dt, 0, h, NULL);
-        GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
-        if (h->src_out) { /* prefetch: the text, no launch */
-            *h->src_out = src;
-            return GCR_OK;
-        }
-        gcr_status s = gcr_cuda_program(ctx, src, &nm, 1, &k);
-        free(src);
-        GCR_TRY(s);
-    }
+    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "pool.cuh", dt, h, name, &k));
+    if (!k) return GCR_OK; /* h->src_out: the program text only */
     const void *xp = gcr_tensor_data(c->in[0]);
     void *yp = gcr_tensor_data(out);
-    void *args[3 + GCR_CUDA_MAX_EXTRA] = {&a, &xp, &yp};
-    int n = 3;
-    if (h && h->n_extra) {
-        GCR_CHECK(ctx, h->n_extra <= GCR_CUDA_MAX_EXTRA && h->extra, GCR_ERR_INVALID,
-                  "%s: %d extra kernel arguments (at most %d)", name, h->n_extra, GCR_CUDA_MAX_EXTRA);
-        for (int i = 0; i < h->n_extra; i++) args[n++] = h->extra[i];
-    }
-    return gcr_cuda_launch(ctx, k, gx, gy, 1, 256, 1, 1, 0, args);
+    void *std[] = {&a, &xp, &yp};
+    return gcr_cuda_hooked_launch(ctx, k, gx, gy, 1, 256, std, 3, h);
 }
 
 gcr_status gcr_cuda_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)

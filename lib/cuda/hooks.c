@@ -1,0 +1,119 @@
+/* hooks.c — the programs of the conv.cuh and pool.cuh kernel families, for their launchers (the
+ * dense engine, the depthwise conv, pooling): an eager launch takes its dtype's program of every
+ * default kernel (a static text), a hooked launch (capture's fused prologue and epilogue) a
+ * program of just the kernel it picked (its hooks are unique to it, so the family's other ~15
+ * kernels would be compiled for nothing); then the launch with the hooks' extra arguments. */
+#include "dense.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h, const char *inst)
+{
+    const char *defs = h && h->defs ? h->defs : "";
+    /* all defaults: the TF32 tiles only where they can be picked, an f32 program of a context whose
+     * knobs ask for them (every other program text, and so its cache key, is unchanged) */
+    const char *t = inst ? "#define GCR_NO_DEFAULT_KERNELS\n"
+                    : tf32 && dt == GCR_F32 && !strcmp(file, "conv.cuh") ? "#define GCR_TF32 1\n" : "";
+    size_t n = strlen(defs) + strlen(t) + strlen(file) + (inst ? strlen(inst) : 0) + 96;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s\n%s#define GCR_DTYPE_ONLY %d\n#include \"%s\"\n%s\n", defs, t, (int)dt, file, inst ? inst : "");
+    return s;
+}
+
+int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
+{
+    const char *sfx = strrchr(name, '_');
+    if (!sfx || strncmp(name, "gcr_", 4) != 0) return -1;
+    const char *T = !strcmp(sfx, "_f32") || !strcmp(sfx, "_tf32") ? "float"
+                    : !strcmp(sfx, "_f16") ? "gcr_dn_f16" : !strcmp(sfx, "_bf16") ? "gcr_dn_bf16" : NULL;
+    if (!T) return -1;
+    const char *fam = name + 4, *dt = sfx + 1;
+    int w;
+    if (!strncmp(fam, "dense_", 6)) { /* gcr_dense_<cfg>_<dt>: its config type is gcr_cfg_<cfg> */
+        const char *cfg = fam + 6;
+        int len = (int)(sfx - cfg);
+        if (len <= 0) return -1;
+        w = snprintf(buf, n, "%s(%s, %s, gcr_cfg_%.*s)", strncmp(cfg, "tc", 2) ? "GCR_DENSE_KERNEL" : "GCR_DENSE_TC_KERNEL",
+                     name, T, len, cfg);
+    } else if (!strncmp(fam, "gemv_", 5) && sfx == fam + 4) {
+        w = snprintf(buf, n, "GCR_GEMV_KERNEL(%s, %s)", name, T);
+    } else if (!strncmp(fam, "direct_", 7) && sfx == fam + 6) {
+        w = snprintf(buf, n, "GCR_DIRECT_KERNEL(%s, %s)", name, T);
+    } else if ((!strncmp(fam, "dw_", 3) && sfx == fam + 2) || (!strncmp(fam, "dwv_", 4) && sfx == fam + 3)) {
+        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, %s)", dt, dt, T); /* one macro, both entries */
+    } else {
+        return -1;
+    }
+    return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+const char *gcr_cuda_dt_suffix(gcr_dtype dt) { return dt == GCR_F16 ? "f16" : dt == GCR_BF16 ? "bf16" : "f32"; }
+
+int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h)
+{
+    return (h ? h->tf32 : ctx->knobs.tf32) > 0 && gcr_cuda_arch(ctx) >= 80;
+}
+
+gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
+                                  gcr_cuda_fn **k)
+{
+    /* eager programs: static texts keyed once, so an eager launch hashes and allocates nothing;
+     * conv.cuh f32 with TF32 last */
+    static gcr_cuda_src eager[2][4] = {
+        {GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n"),
+         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 1\n#include \"conv.cuh\"\n"),
+         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 2\n#include \"conv.cuh\"\n"),
+         GCR_CUDA_SRC("#define GCR_TF32 1\n#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n")},
+        {GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n"),
+         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n"),
+         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"), GCR_CUDA_SRC(NULL)}};
+    GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
+    int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
+    *k = NULL;
+    gcr_cuda_src *text = &eager[pool][tf32 ? 3 : dt];
+    if (!h || !h->defs || !h->defs[0]) {
+        if (h && h->src_out) { /* hooks with no text: the eager program is the one to prefetch */
+            *h->src_out = strdup(text->text);
+            GCR_CHECK(ctx, *h->src_out, GCR_ERR_OOM, "%s: out of host memory", name);
+            return GCR_OK;
+        }
+        return gcr_cuda_program_src(ctx, text, &name, 1, k);
+    }
+    gcr_cuda_pick *pick = h->src_out ? NULL : h->pick;
+    if (pick && pick->fn && !strcmp(pick->name, name)) { /* this launch's kernel again: its hooks are the same */
+        *k = pick->fn;
+        return GCR_OK;
+    }
+    /* hooked: a program of this one kernel (pool.cuh's kernels are few and light: its program keeps them all) */
+    char inst[160];
+    GCR_CHECK(ctx, pool || gcr_cuda_dense_inst(name, inst, sizeof inst) == 0, GCR_ERR_INTERNAL,
+              "%s: no instantiation for this kernel name", name);
+    char *src = gcr_cuda_dense_source(file, dt, tf32, h, pool ? NULL : inst);
+    GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
+    if (h->src_out) { /* prefetch: the text, no launch (*k stays NULL) */
+        *h->src_out = src;
+        return GCR_OK;
+    }
+    gcr_status s = gcr_cuda_program(ctx, src, &name, 1, k);
+    free(src);
+    if (s == GCR_OK && pick && strlen(name) < sizeof pick->name) {
+        strcpy(pick->name, name);
+        pick->fn = *k;
+    }
+    return s;
+}
+
+gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
+                                  void *const *std, int nstd, const gcr_cuda_hooks *h)
+{
+    void *args[8 + GCR_CUDA_MAX_EXTRA];
+    GCR_ASSERT(ctx, nstd <= 8);
+    int n = 0;
+    for (int i = 0; i < nstd; i++) args[n++] = std[i];
+    if (h && h->n_extra) {
+        GCR_CHECK(ctx, h->n_extra <= GCR_CUDA_MAX_EXTRA && h->extra, GCR_ERR_INVALID,
+                  "cuda hooked launch: %d extra kernel arguments (at most %d)", h->n_extra, GCR_CUDA_MAX_EXTRA);
+        for (int i = 0; i < h->n_extra; i++) args[n++] = h->extra[i];
+    }
+    return gcr_cuda_launch(ctx, k, gx, gy, gz, threads, 1, 1, 0, args);
+}
