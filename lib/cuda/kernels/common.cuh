@@ -124,6 +124,23 @@ __device__ __forceinline__ unsigned gcr_div(unsigned n, unsigned magic, unsigned
     return (__umulhi(n, magic) + n) >> shift;
 }
 
+/* Output element q of a thread-per-output walk over [N, C, OH, OW] as (n, c, oy, ox): channels
+ * fastest when c_fast (a channel-contiguous output, so stores coalesce), else columns. I: the index
+ * type, unsigned 32-bit whenever it fits (64-bit division is slow). */
+template <typename I>
+__device__ __forceinline__ void gcr_nchw_decode(I q, bool c_fast, I C, I OH, I OW, int &n, int &c, int &oy, int &ox)
+{
+    if (c_fast) {
+        c = (int)(q % C); q /= C;
+        ox = (int)(q % OW); q /= OW;
+        oy = (int)(q % OH); n = (int)(q / OH);
+    } else {
+        ox = (int)(q % OW); q /= OW;
+        oy = (int)(q % OH); q /= OH;
+        c = (int)(q % C); n = (int)(q / C);
+    }
+}
+
 __device__ __forceinline__ long long gcr_tid() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ long long gcr_nthreads() { return (long long)gridDim.x * blockDim.x; }
 

@@ -31,17 +31,8 @@ __device__ __forceinline__ void gcr_dw_body(const gcr_dw_args &p, const T *__res
     const I C = (I)p.C, OH = (I)p.OH, OW = (I)p.OW, total = (I)p.total;
     const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW;
     for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
-        I q = i;
         int c, ox, oy, n;
-        if (p.c_fast) {
-            c = (int)(q % C); q /= C;
-            ox = (int)(q % OW); q /= OW;
-            oy = (int)(q % OH); n = (int)(q / OH);
-        } else {
-            ox = (int)(q % OW); q /= OW;
-            oy = (int)(q % OH); q /= OH;
-            c = (int)(q % C); n = (int)(q / C);
-        }
+        gcr_nchw_decode<I>(i, p.c_fast != 0, C, OH, OW, n, c, oy, ox);
         const T *xb = x + n * p.xs[0] + c * p.xs[1];
         const T *wb = w + c * p.ws[0];
         const int iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox * (int)p.sw - (int)p.pw;
@@ -74,17 +65,8 @@ __device__ __forceinline__ void gcr_dw_tile(const gcr_dw_args &p, const T *__res
     const unsigned C = (unsigned)p.C, OH = (unsigned)p.OH, OWB = (unsigned)((p.OW + OX - 1) / OX);
     const unsigned total = (unsigned)(p.N * p.C * p.OH * OWB);
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
-        unsigned q = i;
         int c, ob, oy, n;
-        if (p.c_fast) {
-            c = (int)(q % C); q /= C;
-            ob = (int)(q % OWB); q /= OWB;
-            oy = (int)(q % OH); n = (int)(q / OH);
-        } else {
-            ob = (int)(q % OWB); q /= OWB;
-            oy = (int)(q % OH); q /= OH;
-            c = (int)(q % C); n = (int)(q / C);
-        }
+        gcr_nchw_decode<unsigned>(i, p.c_fast != 0, C, OH, OWB, n, c, oy, ob);
         const T *xb = x + n * p.xs[0] + c * p.xs[1];
         const T *wb = w + c * p.ws[0];
         float wr[KS * KS];
@@ -133,11 +115,11 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
 {
     __shared__ __align__(16) float wsm[GCR_DIRECT_W];
     const int M = (int)p.M, N = (int)p.N, K = (int)p.K, KP = (K + 3) & ~3, taps = (int)(p.KH * p.KW);
-    const int zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc), zo_o = (int)(blockIdx.z * p.zo);
-    long long za, zb, zo;
-    gcr_dn_zoff(p, za, zb, zo);
-    x += za;
-    w += zb;
+    const gcr_dn_blk blk = gcr_dn_block<0, 0>(p); /* rows by grid-stride loop: no tile */
+    const int zn = blk.zn, zc = blk.zc, zo_o = blk.zo_o;
+    const long long zo = blk.zo;
+    x += blk.za;
+    w += blk.zb;
     for (int i = threadIdx.x; i < N * KP; i += blockDim.x) {
         int o = i / KP, k = i - o * KP;
         float v = 0.0f;

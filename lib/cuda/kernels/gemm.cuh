@@ -187,6 +187,36 @@ __device__ __forceinline__ void gcr_dn_zoff(const gcr_dense_args &p, long long &
     }
 }
 
+/* A block's place in the problem: its tile's first row and column, and what its z (a conv group
+ * or a flattened batch index) adds to image, input-channel and output-channel indices (zn, zc,
+ * zo_o) and to the element offsets of x, w and out (za, zb, zo). */
+struct gcr_dn_blk {
+    int r0, c0, zn, zc, zo_o;
+    long long za, zb, zo;
+};
+template <int BM, int BN> __device__ __forceinline__ gcr_dn_blk gcr_dn_block(const gcr_dense_args &p)
+{
+    gcr_dn_blk b;
+    b.r0 = blockIdx.x * BM;
+    b.c0 = blockIdx.y * BN;
+    b.zn = (int)(blockIdx.z * p.zn);
+    b.zc = (int)(blockIdx.z * p.zc);
+    b.zo_o = (int)(blockIdx.z * p.zo);
+    gcr_dn_zoff(p, b.za, b.zb, b.zo);
+    return b;
+}
+
+/* The tiled engines' block setup: the block's place, its rows and first k tile decoded into s. */
+template <int BM, int BN, int BK>
+__device__ __forceinline__ gcr_dn_blk gcr_dn_begin(const gcr_dense_args &p, gcr_dn_tabs<BM, BK> &s)
+{
+    const gcr_dn_blk b = gcr_dn_block<BM, BN>(p);
+    gcr_dn_rows<BM, BK>(p, b.r0, s);
+    gcr_dn_ks<BM, BK>(p, 0, 0, s);
+    __syncthreads();
+    return b;
+}
+
 /* A element (tile row r, tile k kl) through the prologue; 0 when out of bounds */
 template <typename T, int BM, int BK, class Pro>
 __device__ __forceinline__ float gcr_dn_a(const gcr_dense_args &p, const T *x, const gcr_dn_tabs<BM, BK> &s, int buf,
@@ -255,15 +285,10 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
     auto &As = sm.ab.As;
     auto &Bs = sm.ab.Bs;
     auto &Cs = sm.Cs;
-    const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
-    const int H = (int)p.H, W = (int)p.W, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
-    long long za, zb, zo;
-    gcr_dn_zoff(p, za, zb, zo);
-    x += za;
-    w += zb;
-    gcr_dn_rows<BM, BK>(p, r0, s);
-    gcr_dn_ks<BM, BK>(p, 0, 0, s);
-    __syncthreads();
+    const gcr_dn_blk blk = gcr_dn_begin<BM, BN, BK>(p, s);
+    x += blk.za;
+    w += blk.zb;
+    const int t = threadIdx.x, r0 = blk.r0, c0 = blk.c0, H = (int)p.H, W = (int)p.W, zn = blk.zn, zc = blk.zc;
 
     const bool akf = p.a_kfast != 0, bkf = p.b_kfast != 0;
     /* f32 only: vector path, float4 chunks along k (KQ per tile row) */
@@ -380,7 +405,7 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
 #pragma unroll
         for (int j = 0; j < TN; j++) Cs[g][ty + i * (BM / TM)][tx + j * (BN / TN)] = acc[i][j];
     __syncthreads();
-    gcr_dn_store<SK, BM, BN, BN + 1, NT, BK>(p, Cs, s, r0, c0, zn, (int)(blockIdx.z * p.zo), zo, epi);
+    gcr_dn_store<SK, BM, BN, BN + 1, NT, BK>(p, Cs, s, r0, c0, zn, blk.zo_o, blk.zo, epi);
 }
 
 /* ---------------------------------------------------------------- tensor-core engine (f16/bf16, sm_80+) */
@@ -416,15 +441,10 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
     auto &As = sm.ab.As;
     auto &Bs = sm.ab.Bs;
     auto &Cs = sm.Cs;
-    const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
-    const int H = (int)p.H, W = (int)p.W, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
-    long long za, zb, zo;
-    gcr_dn_zoff(p, za, zb, zo);
-    x += za;
-    w += zb;
-    gcr_dn_rows<BM, BK>(p, r0, s);
-    gcr_dn_ks<BM, BK>(p, 0, 0, s);
-    __syncthreads();
+    const gcr_dn_blk blk = gcr_dn_begin<BM, BN, BK>(p, s);
+    x += blk.za;
+    w += blk.zb;
+    const int t = threadIdx.x, r0 = blk.r0, c0 = blk.c0, H = (int)p.H, W = (int)p.W, zn = blk.zn, zc = blk.zc;
 
     const bool akf = p.a_kfast != 0, bkf = p.b_kfast != 0;
     /* vector path: 8 halves (16 bytes) along k per load, stored to shared memory as they are */
@@ -555,7 +575,7 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
 #pragma unroll
                 for (int e = 0; e < 2; e++) Cs[wk][wr + i * 16 + g + h * 8][wc + j * 8 + q2 + e] = acc[i][j][h * 2 + e];
     __syncthreads();
-    gcr_dn_store<WK, BM, BN, BN + 1, NT, BK>(p, Cs, s, r0, c0, zn, (int)(blockIdx.z * p.zo), zo, epi);
+    gcr_dn_store<WK, BM, BN, BN + 1, NT, BK>(p, Cs, s, r0, c0, zn, blk.zo_o, blk.zo, epi);
 #else
     (void)p; (void)x; (void)w; (void)pro; (void)epi;
     __trap(); /* the host never picks this engine below sm_80 */
@@ -587,11 +607,10 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
 {
     const int lane = threadIdx.x & 31, col = blockIdx.x * 8 + (threadIdx.x >> 5);
     if (col >= (int)p.N) return; /* whole warps leave; no block barrier below */
-    long long za, zb, zo;
-    gcr_dn_zoff(p, za, zb, zo);
-    x += za;
-    const T *wc = w + zb + col * p.ws[0];
-    const int M = (int)p.M, K = (int)p.K, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
+    const gcr_dn_blk blk = gcr_dn_block<0, 0>(p); /* columns by warp: no tile */
+    x += blk.za;
+    const T *wc = w + blk.zb + col * p.ws[0];
+    const int M = (int)p.M, K = (int)p.K, zn = blk.zn, zc = blk.zc;
     long long rowA[8];
     int rown[8];
     const int sp = (int)(p.OH * p.OW);
@@ -635,7 +654,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
         if (lane == r) {
             int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
-            epi(v, n + zn, col + (int)(blockIdx.z * p.zo), zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3] + col * p.ys[1]);
+            epi(v, n + zn, col + blk.zo_o, blk.zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3] + col * p.ys[1]);
         }
     }
 }

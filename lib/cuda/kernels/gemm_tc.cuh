@@ -118,13 +118,12 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     stage *sg = (stage *)raw;
     float (*Cs)[LDC] = (float (*)[LDC])raw;
 
-    const int t = threadIdx.x, r0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
-    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, zn = (int)(blockIdx.z * p.zn), zc = (int)(blockIdx.z * p.zc);
+    const gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
+    x += blk.za;
+    w += blk.zb;
+    const int t = threadIdx.x, r0 = blk.r0, c0 = blk.c0;
+    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, zn = blk.zn, zc = blk.zc;
     const int sp = (int)(p.OH * p.OW);
-    long long za, zb, zo;
-    gcr_dn_zoff(p, za, zb, zo);
-    x += za;
-    w += zb;
     for (int i = t; i < BM; i += NT) {
         int r = r0 + i;
         if (r < M) {
@@ -356,7 +355,6 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
 
     const bool rows_fast = p.ys[1] != 1;
-    const int zo_o = (int)(blockIdx.z * p.zo);
     const int g = lane >> 2, q2 = (lane & 3) * 2;
     for (int pass = 0; pass < CFG::WM; pass++) {
         if (wm == pass) {
@@ -380,7 +378,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             int f = t % fast, s = t / fast;
             for (int e = t; e < nr * nc; e += NT) {
                 const int r = rows_fast ? f : s, c = rows_fast ? s : f;
-                epi(Cs[r][c], rown[rb + r] + zn, c0 + c + zo_o, zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+                epi(Cs[r][c], rown[rb + r] + zn, c0 + c + blk.zo_o, blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
                 f += df;
                 s += ds;
                 if (f >= fast) {

@@ -22,17 +22,8 @@ __device__ __forceinline__ void gcr_pool_loop(const gcr_pool_args &p, const T *_
     const int H = (int)p.H, W = (int)p.W;
     const I C = (I)p.C, OH = (I)p.OH, OW = (I)p.OW, total = (I)p.total;
     for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
-        I q = i;
         int c, ox, oy, n;
-        if (p.c_fast) {
-            c = (int)(q % C); q /= C;
-            ox = (int)(q % OW); q /= OW;
-            oy = (int)(q % OH); n = (int)(q / OH);
-        } else {
-            ox = (int)(q % OW); q /= OW;
-            oy = (int)(q % OH); q /= OH;
-            c = (int)(q % C); n = (int)(q / C);
-        }
+        gcr_nchw_decode<I>(i, p.c_fast != 0, C, OH, OW, n, c, oy, ox);
         const T *xb = x + n * p.xs[0] + c * p.xs[1];
         float r;
         if (p.mode == 0) {
