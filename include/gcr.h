@@ -210,6 +210,8 @@ GCR_API gcr_tensor *gcr_exp(gcr_ctx *ctx, gcr_tensor *x);
 GCR_API gcr_tensor *gcr_log(gcr_ctx *ctx, gcr_tensor *x);
 GCR_API gcr_tensor *gcr_sqrt(gcr_ctx *ctx, gcr_tensor *x);
 GCR_API gcr_tensor *gcr_rsqrt(gcr_ctx *ctx, gcr_tensor *x);
+/* x * Phi(x) in the erf form, 0.5 x (1 + erf(x / sqrt(2))) (PyTorch's default, not the tanh estimate) */
+GCR_API gcr_tensor *gcr_gelu(gcr_ctx *ctx, gcr_tensor *x);
 GCR_API gcr_tensor *gcr_clamp(gcr_ctx *ctx, gcr_tensor *x, float lo, float hi); /* lo <= hi */
 /* Any dtype to any dtype (float to int truncates toward zero; to bool is x != 0). */
 GCR_API gcr_tensor *gcr_cast(gcr_ctx *ctx, gcr_tensor *x, gcr_dtype to);

@@ -41,6 +41,7 @@ UNARY(exp, EXP)
 UNARY(log, LOG)
 UNARY(sqrt, SQRT)
 UNARY(rsqrt, RSQRT)
+UNARY(gelu, GELU)
 
 gcr_tensor *gcr_clamp(gcr_ctx *ctx, gcr_tensor *x, float lo, float hi)
 {

@@ -105,6 +105,7 @@ static void test_unary(void)
         {gcr_sigmoid, "sigmoid", -4, 4}, {gcr_tanh, "tanh", -3, 3}, {gcr_exp, "exp", -3, 3},
         {gcr_log, "log", 0.1f, 5}, {gcr_sqrt, "sqrt", 0.1f, 5}, {gcr_rsqrt, "rsqrt", 0.1f, 5},
         {gcr_hardswish, "hardswish", -5, 5}, {gcr_silu, "silu", -4, 4}, {gcr_relu6, "relu6", -2, 8},
+        {gcr_gelu, "gelu", -5, 5},
     };
     char what[96];
     for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)

@@ -54,6 +54,7 @@ static double r_neg(double x) { return -x; }
 static double r_relu(double x) { return x > 0 ? x : 0; }
 static double r_sigmoid(double x) { return 1 / (1 + exp(-x)); }
 static double r_rsqrt(double x) { return 1 / sqrt(x); }
+static double r_gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
 
 typedef gcr_tensor *(*unary_fn)(gcr_ctx *, gcr_tensor *);
 static const struct {
@@ -67,6 +68,7 @@ static const struct {
     {"tanh", gcr_tanh, tanh, -3, 3},        {"exp", gcr_exp, exp, -4, 3},
     {"log", gcr_log, log, 0.05f, 5},        {"sqrt", gcr_sqrt, sqrt, 0.01f, 5},
     {"rsqrt", gcr_rsqrt, r_rsqrt, 0.05f, 5},
+    {"gelu", gcr_gelu, r_gelu, -5, 5},
 };
 
 static const struct { int nd; int64_t s[4]; } SHAPES[] = {
