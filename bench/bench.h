@@ -1,5 +1,6 @@
 /* bench.h — what the benchmark programs share (each is one .c file, so this is header-only): a
- * context made with the knobs they vary, and a monotonic clock. */
+ * context made with the knobs they vary, a monotonic clock, and (CUDA builds) a timer of the work
+ * queued on a stream between two events. */
 #ifndef GCR_BENCH_H
 #define GCR_BENCH_H
 
@@ -26,5 +27,35 @@ static inline double bench_now_us(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
 }
+
+#if GCR_HAVE_CUDA
+#include <cuda_runtime.h>
+
+typedef struct bench_timer {
+    cudaEvent_t e0, e1;
+    cudaStream_t s;
+} bench_timer;
+
+/* Starts timing the work queued on stream s from now. */
+static inline void bench_timer_start(bench_timer *t, cudaStream_t s)
+{
+    t->s = s;
+    cudaEventCreate(&t->e0);
+    cudaEventCreate(&t->e1);
+    cudaEventRecord(t->e0, s);
+}
+
+/* Milliseconds the stream's work took since bench_timer_start (waits for it; frees the events). */
+static inline double bench_timer_ms(bench_timer *t)
+{
+    float ms = 0;
+    cudaEventRecord(t->e1, t->s);
+    cudaEventSynchronize(t->e1);
+    cudaEventElapsedTime(&ms, t->e0, t->e1);
+    cudaEventDestroy(t->e0);
+    cudaEventDestroy(t->e1);
+    return ms;
+}
+#endif
 
 #endif /* GCR_BENCH_H */

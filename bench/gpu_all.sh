@@ -13,7 +13,7 @@
 # machine) · dense (test_cuda_dense, fresh kernel cache) · gcr (gcr only: NHWC, f32 exact and
 # GCR_TF32=1, f16, batches 1 8 32 128) · torch (PyTorch only: NCHW
 # as in shared/bench/BASELINES.md, eager / eager + CUDA Graph / torch.compile reduce-overhead, f32 with
-# PyTorch's default TF32 convs and strict FP32, f16) · micro (launch, fusion_bench) · test (every test
+# PyTorch's default TF32 convs and strict FP32, f16) · micro (launch, fusion_bench, bind_replay) · test (every test
 # binary, 16 at a time, each result line printed as it finishes, GCR_TEST_REQUIRE_CUDA=1 so a GPU test
 # that skips fails). Each stage is time-boxed so results
 # always come back; tables, JSON lines and logs land in $OUT (or bench/results/gpu-<stamp>/), at most
@@ -67,7 +67,7 @@ if has torch; then
 fi
 if has micro; then
   t micro
-  for b in launch fusion_bench; do timeout 25 build/bench/$b 2>&1 | tee -a "$DEST/micro.txt"; done
+  for b in launch fusion_bench bind_replay; do timeout 25 build/bench/$b 2>&1 | tee -a "$DEST/micro.txt"; done
 fi
 if has test; then
   t "make test"

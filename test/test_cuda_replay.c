@@ -2,9 +2,13 @@
  * fused_models.h, f32 and f16, NCHW and NHWC, with CUDA Graphs on and off, the replayed graph
  * equals the GPU's eager kernels and the CPU reference over many iterations of fresh input data;
  * kernel counts where the fusion is known; rebinding an input pointer gives the new input's
- * result without a new variant; a shape change re-traces; 100 dependent tiny ops fused and not; a
- * graph keeps the TF32 mode it was captured with. */
+ * result without a new variant; rebinding both inputs of a conv block, fused and unfused, round
+ * after round patches the CUDA Graph's kernel nodes (no re-capture) and equals eager; a shape
+ * change re-traces; 100 dependent tiny ops fused and not; a graph keeps the TF32 mode it was
+ * captured with. */
 #include "fused_models.h"
+#include "../replay/graph.h"
+#include "cuda/graph_patch.h"
 
 static gcr_ctx *gpu_ctx(int graphs, int fusion)
 {
@@ -320,11 +324,112 @@ static void test_profile_and_dump(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* the graph's CUDA Graph upkeep (captures, patched rebinds, re-captures) from its last variant */
+static gcr_cuda_graph_stats upkeep(gcr_graph *g)
+{
+    gcr_cuda_graph_stats s;
+    gcr_cuda_exec_stats(g->cur ? g->cur->ex : NULL, g->cur ? &g->cur->job : NULL, &s);
+    return s;
+}
+
+typedef struct bind_weights {
+    gcr_tensor *w, *b, *wd, *fw, *fb;
+} bind_weights;
+
+/* x -> conv 3x3 + hardswish -> * y -> depthwise 3x3 -> (+ x) and -> max pool 2 -> mean -> linear:
+ * templates with hooks reading x (dense), y's product (depthwise), the pool and the GEMV;
+ * generated kernels reading x and y; with fusion off every op is a library kernel (pointwise,
+ * reduction, dense, depthwise, pool) whose parameters carry the addresses in its own struct */
+static int bind_model(gcr_ctx *ctx, const bind_weights *W, gcr_tensor *x, gcr_tensor *y, gcr_tensor **out)
+{
+    gcr_conv2d_params cp = {{1, 1}, {1, 1}, {1, 1}, 1}, dp = {{1, 1}, {1, 1}, {1, 1}, 8};
+    gcr_pool2d_params pp = {{2, 2}, {0, 0}, {0, 0}, {1, 1}, 0, 0};
+    int hw[2] = {2, 3};
+    gcr_tensor *a = gcr_mul(ctx, gcr_hardswish(ctx, gcr_conv2d(ctx, x, W->w, W->b, &cp)), y);
+    gcr_tensor *d = gcr_conv2d(ctx, a, W->wd, NULL, &dp);
+    out[0] = gcr_add(ctx, d, x);
+    gcr_tensor *m = gcr_mean(ctx, gcr_max_pool2d(ctx, d, &pp), hw, 2, 0);
+    out[1] = gcr_linear(ctx, m, W->fw, W->fb);
+    return 2;
+}
+
+/* Rebinding both inputs to other tensors of the same signature, round after round with fresh
+ * data: the replay equals the eager ops on the bound tensors, no variant is added, and the CUDA
+ * Graph is captured once: every rebind is patched into the kernel nodes' parameters. */
+static void test_bind_patches(void)
+{
+    for (int fusion = 0; fusion < 2; fusion++) {
+        gcr_ctx *ctx = gpu_ctx(1, fusion);
+        if (!ctx) {
+            h_skip_gpu("no CUDA device");
+            return;
+        }
+        enum { SETS = 3, ROUNDS = 12 };
+        int64_t sx[4] = {2, 8, 10, 10}, sw[4] = {8, 8, 3, 3}, sd[4] = {8, 1, 3, 3}, sf[2] = {4, 8}, s8 = 8, s4 = 4;
+        bind_weights W = {
+            gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 4, sw, GCR_NCHW, -0.3f, 0.3f)),
+            gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 1, &s8, GCR_NCHW, -0.5f, 0.5f)),
+            gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 4, sd, GCR_NCHW, -0.5f, 0.5f)),
+            gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 2, sf, GCR_NCHW, -0.5f, 0.5f)),
+            gcr_tensor_set_const(h_rand_tensor(ctx, GCR_F32, 1, &s4, GCR_NCHW, -0.5f, 0.5f)),
+        };
+        gcr_tensor *xs[SETS], *ys[SETS], *out[2] = {0};
+        for (int k = 0; k < SETS; k++) {
+            xs[k] = gcr_tensor_keep(h_rand_tensor(ctx, GCR_F32, 4, sx, GCR_NCHW, -3, 3));
+            ys[k] = gcr_tensor_keep(h_rand_tensor(ctx, GCR_F32, 4, sx, GCR_NCHW, -2, 2));
+        }
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        bind_model(ctx, &W, xs[0], ys[0], out);
+        OK(ctx, gcr_graph_output(ctx, out[0]));
+        OK(ctx, gcr_graph_output(ctx, out[1]));
+        OK(ctx, gcr_capture_end(ctx, &g));
+        if (!CHECK(g != NULL, "fusion=%d: capture: %s", fusion, gcr_ctx_error(ctx))) {
+            gcr_ctx_destroy(ctx);
+            continue;
+        }
+        OK(ctx, gcr_graph_replay(g)); /* captures the CUDA Graph (the first run launched plainly) */
+        int64_t n = 2 * 8 * 10 * 10;
+        for (int r = 0; r < ROUNDS; r++) {
+            int k = (r + 1) % SETS;
+            float *hx = h_randn(n, -3, 3), *hy = h_randn(n, -2, 2);
+            OK(ctx, gcr_tensor_from_host(xs[k], hx, (size_t)n * 4));
+            OK(ctx, gcr_tensor_from_host(ys[k], hy, (size_t)n * 4));
+            free(hx);
+            free(hy);
+            OK(ctx, gcr_graph_bind_input(g, 0, xs[k]));
+            OK(ctx, gcr_graph_bind_input(g, 1, ys[k]));
+            OK(ctx, gcr_graph_replay(g));
+            uint64_t s = gcr_scope_begin(ctx);
+            gcr_tensor *ref[2];
+            bind_model(ctx, &W, xs[k], ys[k], ref);
+            for (int o = 0; o < 2; o++) {
+                float *a = h_read(gcr_graph_get_output(g, o)), *b = h_read(ref[o]);
+                char w[96];
+                snprintf(w, sizeof w, "fusion=%d round %d (set %d) output %d: replay vs eager", fusion, r, k, o);
+                CHECK_CLOSE(a, b, gcr_tensor_numel(ref[o]), 1e-4f, 1e-4f, w);
+                free(a);
+                free(b);
+            }
+            gcr_scope_end(ctx, s);
+        }
+        gcr_cuda_graph_stats st = upkeep(g);
+        CHECK(cu_variants(g) == 1, "fusion=%d: rebinding made %d variants", fusion, cu_variants(g));
+        CHECK(st.captures == 1 && st.recaptured == 0, "fusion=%d: %d captures, %d re-captures (%s)", fusion,
+              st.captures, st.recaptured, st.why ? st.why : "patchable");
+        CHECK(st.patched == ROUNDS, "fusion=%d: %d rebinds patched", fusion, st.patched);
+        CHECK(st.nodes > 0, "fusion=%d: the last patch touched %d kernel nodes", fusion, st.nodes);
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 int main(void)
 {
     h_seed(11);
     RUN(test_models);
     RUN(test_rebind_and_shapes);
+    RUN(test_bind_patches);
     RUN(test_chain100);
     RUN(test_profile_and_dump);
     RUN(test_tf32_snapshot);

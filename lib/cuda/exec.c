@@ -9,14 +9,17 @@
  * run: the first run launches plainly (loads every eager module outside any capture); with a
  * profile sink in the settings every run does, timing each kernel between events. With the graphs
  * setting the launch sequence is then captured once into a CUDA Graph and replayed with
- * cudaGraphLaunch; when data pointers change (an input rebound) the sequence is captured again,
- * with no re-trace and no recompile, and the instantiated graph patched by cudaGraphExecUpdate
- * (re-instantiated if the update is refused). Every conv and matmul, fused or eager, runs with the
- * settings' TF32 mode (the graph's, from its capture), never the ctx's knob of the moment.
+ * cudaGraphLaunch; when data pointers change (an input rebound) the new addresses are patched into
+ * the kernel nodes' parameters in place (graph_patch.c: the slots found by each kernel's parameter
+ * layout); where that is impossible the sequence is captured again and instantiated afresh, with no
+ * re-trace and no recompile, and counted (gcr_cuda_exec_stats). Every conv and matmul, fused or
+ * eager, runs with the settings' TF32 mode (the graph's, from its capture), never the ctx's knob of
+ * the moment.
  * The hot path is one pointer comparison and cudaGraphLaunch: no device query, no allocation. */
 #include "codegen.h"
 #include "dense.h"
 #include "../exec.h"
+#include "graph_patch.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -32,7 +35,6 @@ typedef struct launch {
     void *pv[GCR_CUDA_KERNEL_PARAMS];   /* parameter values (data pointers), refreshed from j->ptr */
     void *args[GCR_CUDA_KERNEL_PARAMS]; /* &pv[i] (OWN), the hooks' extras (HOOKED) */
     gcr_tensor *out;        /* HOOKED: shell with the anchor result's meta, data of cg.out_value */
-    gcr_cuda_pick pick;     /* HOOKED: the kernel its launcher picked last */
 } launch;
 
 typedef struct cuda_state {
@@ -41,8 +43,12 @@ typedef struct cuda_state {
     char *program;          /* the OWN kernels' text */
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    void **cap_ptr;         /* j->ptr when the graph was captured, [n_values] */
+    void **cap_ptr;         /* j->ptr the exec's nodes hold (captured or patched), [n_values] */
     int runs;
+    CUfunction *own;        /* the OWN kernels' functions (all their parameters are data pointers) */
+    int n_own;
+    gcr_cuda_patch *patch;  /* where the exec's nodes hold rebindable addresses; NULL: re-capture */
+    gcr_cuda_graph_stats gs;
 } cuda_state;
 
 static const char *anchor_file(gcr_op op) { return gcr_op_table[op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh"; }
@@ -105,7 +111,7 @@ static gcr_status hooked_launch(gcr_exec_job *j, int k, launch *L, char **src_ou
     L->out->st->data = j->ptr[L->cg.out_value];
     for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = j->ptr[L->cg.params[i]];
     gcr_cuda_hooks h = {.defs = L->cg.src, .extra = L->args, .n_extra = L->cg.n_params, .src_out = src_out,
-                        .pick = &L->pick, .tf32 = j->set.tf32};
+                        .tf32 = j->set.tf32};
     return anchor_launch(ctx, &c, L->out, &h);
 }
 
@@ -248,6 +254,10 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
         }
         for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
     }
+    st->own = malloc(sizeof *st->own * (size_t)(st->n + 1));
+    GCR_CHECK(ctx, st->own, GCR_ERR_OOM, "replay: out of host memory");
+    for (int k = 0; k < st->n; k++)
+        if (st->l[k].type == L_OWN) st->own[st->n_own++] = gcr_kernel_function(st->l[k].fn);
     return GCR_OK;
 }
 
@@ -314,7 +324,8 @@ static gcr_status run_profiled(gcr_exec_job *j)
     return rs;
 }
 
-/* Captures the launch sequence with the current pointers; patches or instantiates the exec. */
+/* Captures the launch sequence with the current pointers, instantiates it as the exec and records
+ * where its nodes hold rebindable addresses. */
 static gcr_status capture(gcr_exec_job *j)
 {
     gcr_ctx *ctx = j->ctx;
@@ -330,27 +341,38 @@ static gcr_status capture(gcr_exec_job *j)
         return ls;
     }
     GCR_TRY(gcr_cuda_error(ctx, e, "replay: cudaStreamEndCapture"));
-    if (st->exec) {
-        cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(st->exec, graph, &info) != cudaSuccess) {
-            (void)cudaGetLastError(); /* the update is allowed to fail: instantiate afresh */
-            gcr_info(ctx, "replay: cudaGraphExecUpdate refused (%d); re-instantiating", (int)info.result);
-            cudaGraphExecDestroy(st->exec);
-            st->exec = NULL;
-        }
-    }
-    if (!st->exec) {
-        e = cudaGraphInstantiate(&st->exec, graph, 0);
-        if (e != cudaSuccess) {
-            st->exec = NULL;
-            cudaGraphDestroy(graph);
-            return gcr_cuda_error(ctx, e, "replay: cudaGraphInstantiate");
-        }
+    /* a fresh exec: the patch records nodes of the graph it was instantiated from */
+    if (st->exec) cudaGraphExecDestroy(st->exec);
+    gcr_cuda_patch_free(st->patch);
+    st->patch = NULL;
+    e = cudaGraphInstantiate(&st->exec, graph, 0);
+    if (e != cudaSuccess) {
+        st->exec = NULL;
+        cudaGraphDestroy(graph);
+        return gcr_cuda_error(ctx, e, "replay: cudaGraphInstantiate");
     }
     if (st->graph) cudaGraphDestroy(st->graph);
     st->graph = graph;
     memcpy(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values);
+    st->gs.captures++;
+    GCR_TRY(gcr_cuda_patch_record(j, graph, st->own, st->n_own, &st->patch, &st->gs.why));
+    if (!st->patch) gcr_info(ctx, "replay: a rebound input will re-capture this graph: %s", st->gs.why);
     return GCR_OK;
+}
+
+/* The pointers moved since the exec's nodes took theirs (an input rebound): patched in place where
+ * the recorded layout allows, else captured again. */
+static gcr_status rebind(gcr_exec_job *j)
+{
+    cuda_state *st = j->state;
+    if (st->patch && gcr_cuda_patch_apply(st->patch, j, st->exec)) {
+        memcpy(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values);
+        st->gs.patched++;
+        st->gs.nodes = gcr_cuda_patch_nodes(st->patch);
+        return GCR_OK;
+    }
+    st->gs.recaptured++;
+    return capture(j);
 }
 
 static gcr_status cuda_run(gcr_exec_job *j)
@@ -362,7 +384,8 @@ static gcr_status cuda_run(gcr_exec_job *j)
     /* the first run launches plainly: every module gets loaded outside a capture */
     if (st->runs++ == 0) return launch_all(j);
     if (!j->set.graphs) return launch_all(j);
-    if (!st->exec || memcmp(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values)) GCR_TRY(capture(j));
+    if (!st->exec) GCR_TRY(capture(j));
+    else if (memcmp(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values)) GCR_TRY(rebind(j));
     return gcr_cuda_error(ctx, cudaGraphLaunch(st->exec, gcr_cuda_stream(ctx)), "replay: cudaGraphLaunch");
 }
 
@@ -379,9 +402,18 @@ static void cuda_destroy(gcr_exec_job *j)
     free(st->l);
     free(st->program);
     free(st->cap_ptr);
+    free(st->own);
+    gcr_cuda_patch_free(st->patch);
     free(st);
     j->state = NULL;
 }
 
 const gcr_executor gcr_cuda_executor = {"cuda", cuda_build, cuda_run, cuda_destroy};
+
+void gcr_cuda_exec_stats(const gcr_executor *ex, const gcr_exec_job *j, gcr_cuda_graph_stats *out)
+{
+    const cuda_state *st = ex == &gcr_cuda_executor && j ? j->state : NULL;
+    if (st) *out = st->gs;
+    else memset(out, 0, sizeof *out);
+}
 
