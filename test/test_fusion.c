@@ -7,6 +7,8 @@
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "../lib/cuda/codegen.h"
+#include "../lib/cpu/cpu.h"
+#include "../lib/exec.h"
 
 static gcr_ctx *ctx_knobs(int fusion, int single_node, int horizontal, const char *skip)
 {
@@ -446,13 +448,27 @@ static void test_plan(void)
     gcr_ctx_destroy(ctx);
 }
 
-/* a fused kernel that fails to build falls back to unfused kernels for that group (CPU: the
- * GCR_TEST_FAIL_FUSED hook plays the failing compiler) */
+/* the CPU executor, except that every fused kernel of two or more ops fails to build, as a failed
+ * compile would */
+static gcr_status refusing_build(gcr_exec_job *j, int *failed_kernel)
+{
+    for (int k = 0; k < j->ir->n_kernels; k++)
+        if (j->ir->kernels[k].type == GCR_K_FUSED && j->ir->kernels[k].n_nodes >= 2) {
+            *failed_kernel = k;
+            return gcr_set_error(j->ctx, GCR_ERR_COMPILE, "test: refusing %s", j->ir->kernels[k].name);
+        }
+    return gcr_cpu_executor.build(j, failed_kernel);
+}
+
+/* a fused kernel that fails to build falls back to unfused kernels for that group (CPU: an
+ * executor that refuses fused kernels plays the failing compiler) */
 static void test_compile_fallback(void)
 {
     if (cu_dev != GCR_DEVICE_CPU) return;
-    setenv("GCR_TEST_FAIL_FUSED", "1", 1);
     gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    gcr_executor refusing = gcr_cpu_executor;
+    refusing.build = refusing_build;
+    gcr_exec_force(ctx, &refusing);
     int groups;
     CHECK(kernels_of(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, &groups) == 4, "split into 4 eager kernels");
     CHECK(groups == 0 && gcr_ctx_status(ctx) == GCR_OK, "no fused group left, no error: %s", gcr_ctx_error(ctx));
@@ -460,7 +476,6 @@ static void test_compile_fallback(void)
                                              {1, {4}, 1, 0, 0}, {4, {16, 4, 1, 1}, 1, 0, 0}, {1, {16}, 1, 0, 0},
                                              {4, {8, 16, 1, 1}, 1, 0, 0}}, 6, GCR_F32, GCR_NCHW, &groups) == 9,
           "every group split: 9 kernels");
-    unsetenv("GCR_TEST_FAIL_FUSED");
     gcr_ctx_destroy(ctx);
 }
 

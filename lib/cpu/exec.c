@@ -197,14 +197,6 @@ static gcr_status cpu_build(gcr_exec_job *job, int *failed_kernel)
 {
     gcr_ctx *ctx = job->ctx;
     const gcr_ir *ir = job->ir;
-    /* testing only: GCR_TEST_FAIL_FUSED=1 refuses every multi-op fused kernel as a failed compile
-     * would, so the unfused fallback can be tested without a GPU */
-    const char *fail = getenv("GCR_TEST_FAIL_FUSED");
-    for (int k = 0; fail && *fail == '1' && k < ir->n_kernels; k++)
-        if (ir->kernels[k].type == GCR_K_FUSED && ir->kernels[k].n_nodes >= 2) {
-            *failed_kernel = k;
-            return gcr_set_error(ctx, GCR_ERR_COMPILE, "cpu: GCR_TEST_FAIL_FUSED refuses %s", ir->kernels[k].name);
-        }
     cpu_state *st = calloc(1, sizeof *st);
     if (!st) return gcr_set_error(ctx, GCR_ERR_OOM, "replay: out of host memory");
     job->state = st;
