@@ -35,6 +35,7 @@ typedef struct launch {
     void *pv[GCR_CUDA_KERNEL_PARAMS];   /* parameter values (data pointers), refreshed from j->ptr */
     void *args[GCR_CUDA_KERNEL_PARAMS]; /* &pv[i] (OWN), the hooks' extras (HOOKED) */
     gcr_tensor *out;        /* HOOKED: shell with the anchor result's meta, data of cg.out_value */
+    gcr_cuda_pick pick;     /* HOOKED: the kernel its launcher picked last */
 } launch;
 
 typedef struct cuda_state {
@@ -111,7 +112,7 @@ static gcr_status hooked_launch(gcr_exec_job *j, int k, launch *L, char **src_ou
     L->out->st->data = j->ptr[L->cg.out_value];
     for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = j->ptr[L->cg.params[i]];
     gcr_cuda_hooks h = {.defs = L->cg.src, .extra = L->args, .n_extra = L->cg.n_params, .src_out = src_out,
-                        .tf32 = j->set.tf32};
+                        .pick = &L->pick, .tf32 = j->set.tf32};
     return anchor_launch(ctx, &c, L->out, &h);
 }
 
