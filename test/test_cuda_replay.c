@@ -179,11 +179,14 @@ static void test_rebind_and_shapes(void)
 
 /* knobs.tf32 belongs to a graph from its capture: a 1x1 NHWC conv + relu large enough for the TF32
  * tile, captured with TF32 on, replays bit for bit the same after the ctx turns TF32 off (plain
- * launches pick their kernel at every replay), while an eager run with TF32 off differs from it */
+ * launches pick their kernel at every replay), while an eager run with TF32 off differs from it.
+ * With fusion the conv is a hooked kernel; without, an eager node the executor runs with the
+ * graph's setting (lib/cuda/exec.c eager_run). */
 static void test_tf32_snapshot(void)
 {
-    for (int graphs = 0; graphs < 2; graphs++) {
-        gcr_ctx *ctx = gpu_ctx(graphs, 1);
+    for (int mode = 0; mode < 4; mode++) {
+        int graphs = mode & 1, fusion = mode >> 1;
+        gcr_ctx *ctx = gpu_ctx(graphs, fusion);
         if (!ctx) {
             h_skip_gpu("no CUDA device");
             return;
@@ -216,10 +219,11 @@ static void test_tf32_snapshot(void)
                     off = fmax(off, fabs((double)exact[i] - first[i]));
                     m = fmax(m, fabs((double)exact[i]));
                 }
-                CHECK(same == 0, "graphs=%d: the replay after tf32=0 differs from the TF32 capture by %g", graphs, same);
+                CHECK(same == 0, "graphs=%d fusion=%d: the replay after tf32=0 differs from the TF32 capture by %g",
+                      graphs, fusion, same);
                 CHECK(off > 1e-6 * m && off <= 1e-2 * m,
-                      "graphs=%d: exact FP32 eager vs the TF32 graph differ by %g (max |y| %g): expected TF32 rounding",
-                      graphs, off, m);
+                      "graphs=%d fusion=%d: exact FP32 eager vs the TF32 graph differ by %g (max |y| %g): expected TF32 rounding",
+                      graphs, fusion, off, m);
                 CHECK(gcr_ctx_knobs(ctx)->tf32 == 0, "the ctx's own knob is left as set");
             }
             free(first);
