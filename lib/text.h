@@ -13,7 +13,7 @@ typedef struct gcr_text {
     size_t len;  /* bytes appended so far (a fixed buffer: also those that did not fit) */
     size_t cap;  /* bytes p holds */
     bool fixed;  /* the caller's buffer: never grown, never freed here */
-    bool oom;    /* a growth failed: later appends are dropped, gcr_text_take returns NULL */
+    bool oom;    /* a growth failed: appends from then on are dropped, gcr_text_take returns NULL */
 } gcr_text;
 
 /* A builder that grows with malloc (start from {0}); or one writing into buf[0..n) (buf may be
