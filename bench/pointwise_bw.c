@@ -1,6 +1,6 @@
 /* pointwise_bw.c — eager pointwise bandwidth at 64x256x56x56 (f32 and f16): add, relu, hardswish
- * as the 4 eager ops the API decomposes it into, and hardswish as one fused kernel (a program
- * built from the whole expression through gcr_cuda_pointwise_expr). Bytes count reads + writes
+ * as the 4 eager ops the API decomposes it into, and hardswish as one fused kernel (the same ops
+ * captured: the fuser makes one kernel of them, timed as graph replays). Bytes count reads + writes
  * of the op's own inputs and result (for the 4-op hardswish: those of the one fused op, so its
  * figure shows the cost of the round trips). Reported as GB/s and as a fraction of a device-to-
  * device cudaMemcpy measured in the same run. Times are CUDA events around ITERS calls. Further
@@ -36,6 +36,18 @@ static double elapsed_ms(gcr_ctx *ctx)
         ms = elapsed_ms(ctx);                                               \
     } while (0)
 
+/* hardswish as its ops, x * clamp(x + 3, 0, 6) then / 6 (or * (1/6) when mul), captured into a
+ * graph whose one fused kernel each replay runs; NULL on failure */
+static gcr_graph *fused_hardswish(gcr_ctx *ctx, gcr_tensor *x, int mul)
+{
+    gcr_graph *g = NULL;
+    if (gcr_capture_begin(ctx) != GCR_OK) return NULL;
+    gcr_tensor *t = gcr_mul(ctx, x, gcr_clamp(ctx, gcr_add_scalar(ctx, x, 3.0f), 0.0f, 6.0f));
+    if (mul) gcr_mul_scalar(ctx, t, 1.0f / 6.0f);
+    else gcr_div_scalar(ctx, t, 6.0f);
+    return gcr_capture_end(ctx, &g) == GCR_OK ? g : NULL;
+}
+
 static void row(const char *name, const char *dt, double bytes, double ms, double copy_gbs)
 {
     double gbs = bytes / (ms * 1e-3) / 1e9;
@@ -65,26 +77,31 @@ int main(void)
     printf("eager pointwise bandwidth, [64,256,56,56], %s, mean of %d\n", gcr_ctx_device_name(ctx), ITERS);
     printf("%-28s %-4s %10s %10s %10s\n", "op", "dt", "us", "GB/s", "of copy");
     printf("%-28s %-4s %10.1f %10.1f %9.0f%%\n", "cudaMemcpy D2D", "f32", ms * 1e3, copy_gbs, 100.0);
-    const char *hs = "a * fminf(fmaxf(a + 3.0f, 0.0f), 6.0f) / 6.0f";
-    const char *hs_mul = "a * fminf(fmaxf(a + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f)";
     for (int f = 0; f < 2; f++) {
         gcr_dtype dt = f ? GCR_F16 : GCR_F32;
         const char *dn = f ? "f16" : "f32";
         double es = f ? 2 : 4;
         gcr_tensor *x = f ? gcr_cast(ctx, x32, GCR_F16) : x32, *y = f ? gcr_cast(ctx, y32, GCR_F16) : y32;
-        gcr_tensor *out = gcr_tensor_new(ctx, dt, 4, SHAPE, GCR_NCHW);
         TIMED(ctx, gcr_tensor_free(gcr_add(ctx, x, y)));
         row("add", dn, 3.0 * n * es, ms, copy_gbs);
         TIMED(ctx, gcr_tensor_free(gcr_relu(ctx, x)));
         row("relu", dn, 2.0 * n * es, ms, copy_gbs);
         TIMED(ctx, gcr_tensor_free(gcr_hardswish(ctx, x)));
         row("hardswish, 4 eager ops", dn, 2.0 * n * es, ms, copy_gbs);
-        TIMED(ctx, gcr_cuda_pointwise_expr(ctx, hs, 1, &x, out, NULL));
-        row("hardswish, one kernel", dn, 2.0 * n * es, ms, copy_gbs);
-        /* diagnostic: the same with the IEEE division by 6 replaced by a multiply, to show what
-         * the division costs where the kernel is no longer memory-bound */
-        TIMED(ctx, gcr_cuda_pointwise_expr(ctx, hs_mul, 1, &x, out, NULL));
-        row("  same, * (1/6) not / 6", dn, 2.0 * n * es, ms, copy_gbs);
+        /* then the same with the division by 6 replaced by a multiply, a diagnostic of what the
+         * division costs where the kernel is no longer memory-bound */
+        static const char *const fused_name[2] = {"hardswish, one kernel", "  same, * (1/6) not / 6"};
+        for (int mul = 0; mul < 2; mul++) {
+            gcr_graph *g = fused_hardswish(ctx, x, mul);
+            if (!g) {
+                printf("%s: %s\n", fused_name[mul], gcr_ctx_error(ctx));
+                gcr_ctx_clear_error(ctx);
+                continue;
+            }
+            TIMED(ctx, gcr_graph_replay(g));
+            row(fused_name[mul], dn, 2.0 * n * es, ms, copy_gbs);
+            gcr_graph_destroy(g);
+        }
         /* the N-d (broadcast / strided) paths: per-channel batch norm, an SE-style [N,C,1,1]
          * multiply, a layout change, and reductions */
         int64_t cs[1] = {SHAPE[1]}, se[4] = {SHAPE[0], SHAPE[1], 1, 1};
@@ -105,7 +122,6 @@ int main(void)
         TIMED(ctx, gcr_tensor_free(gcr_sum(ctx, x, NULL, 0, 0)));
         row("sum of everything", dn, 1.0 * n * es, ms, copy_gbs);
         gcr_tensor_free(pc), gcr_tensor_free(ps), gcr_tensor_free(pc32), gcr_tensor_free(ps32);
-        gcr_tensor_free(out);
         if (f) gcr_tensor_free(x), gcr_tensor_free(y);
     }
     if (gcr_ctx_status(ctx) != GCR_OK) printf("error: %s\n", gcr_ctx_error(ctx));

@@ -45,10 +45,6 @@ gcr_status gcr_cuda_copy_strided(gcr_ctx *ctx, const gcr_meta *dm, void *dp, con
 int gcr_cuda_divs_init(gcr_divs *dv, int nd, const int64_t *shape, int64_t n);
 /* Blocks for `work` items at `block` threads each, capped at a few waves (grid-stride loops). */
 unsigned gcr_cuda_grid(gcr_ctx *ctx, int64_t work, unsigned block);
-/* Runs an arbitrary pointwise formula over float a.. (nin inputs broadcast NumPy-style to out's
- * shape, p0/p1 from params) into out; compiles through the program cache on first use. */
-gcr_status gcr_cuda_pointwise_expr(gcr_ctx *ctx, const char *expr, int nin, gcr_tensor *const *inputs, gcr_tensor *out,
-                                   const float *params);
 /* The program text of the eager kernels of a pointwise op with input dtypes ti[0..4] (-1: not a
  * tensor) into buf; returns its length (>= n: truncated). test_nvrtc compiles these in CI. */
 int gcr_cuda_pw_source(char *buf, size_t n, gcr_op op, gcr_dtype to, const int *ti, int has_scalar);

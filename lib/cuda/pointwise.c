@@ -48,7 +48,6 @@ static bool is_int(int t) { return t == GCR_I32 || t == GCR_I64 || t == GCR_BOOL
 typedef struct pw_desc {
     int op, to, ti[NIN], has_scalar;
     float val[NIN];
-    const char *expr;
 } pw_desc;
 
 /* Key fields, low bits first: op, scalar flag, output dtype, then per input its dtype + 1 (0: not
@@ -83,10 +82,11 @@ static int desc_vec(const pw_desc *d)
     return (int)(16 / w);
 }
 
-static int desc_source(const pw_desc *d, const char *expr, int vec, char *src, size_t cap)
+/* The program text of d: the op table's formula of d->op around kernels/pointwise.cuh. */
+static int desc_source(const pw_desc *d, int vec, char *src, size_t cap)
 {
     int n = snprintf(src, cap, "#define GCR_EXPR (%s)\n#define GCR_TO %d\n#define GCR_VEC %d\n#define GCR_INT_CAST %d\n",
-                     expr, d->to, vec, desc_int_cast(d));
+                     gcr_op_table[d->op].expr, d->to, vec, desc_int_cast(d));
     for (int i = 0; i < NIN && n < (int)cap; i++) {
         n += snprintf(src + n, cap - (size_t)n, "#define GCR_T%c %d\n", 'A' + i, d->ti[i]);
         if (d->ti[i] < 0 && n < (int)cap) {
@@ -116,14 +116,14 @@ int gcr_cuda_pw_source(char *buf, size_t n, gcr_op op, gcr_dtype to, const int *
 {
     pw_desc d;
     desc_fill(&d, op, to, ti, has_scalar);
-    return desc_source(&d, gcr_op_table[op].expr, desc_vec(&d), buf, n);
+    return desc_source(&d, desc_vec(&d), buf, n);
 }
 
-static gcr_status build_entry(gcr_ctx *ctx, const pw_desc *d, const char *expr, pw_entry *e)
+static gcr_status build_entry(gcr_ctx *ctx, const pw_desc *d, pw_entry *e)
 {
     char src[2048];
-    int n = desc_source(d, expr, e->vec, src, sizeof src);
-    GCR_CHECK(ctx, n < (int)sizeof src, GCR_ERR_INTERNAL, "cuda pointwise: source for %s too long", expr);
+    int n = desc_source(d, e->vec, src, sizeof src);
+    GCR_CHECK(ctx, n < (int)sizeof src, GCR_ERR_INTERNAL, "cuda pointwise: source for %s too long", gcr_op_table[d->op].name);
     static const char *const names[3] = {"gcr_pw_vec", "gcr_pw_flat", "gcr_pw_nd"};
     return gcr_cuda_program(ctx, src, names, 3, e->k);
 }
@@ -209,7 +209,7 @@ gcr_status gcr_cuda_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
         GCR_CHECK(ctx, e, GCR_ERR_OOM, "%s: out of host memory", gcr_op_table[c->op].name);
         e->key = key;
         e->vec = desc_vec(&d);
-        gcr_status s = build_entry(ctx, &d, gcr_op_table[c->op].expr, e);
+        gcr_status s = build_entry(ctx, &d, e);
         if (s != GCR_OK) {
             free(e);
             return s;
@@ -222,27 +222,6 @@ gcr_status gcr_cuda_pointwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
     }
     float p[3] = {c->p.f[0], c->p.f[1], c->p.f[0]};
     return pw_launch(ctx, &d, in, out, p, e);
-}
-
-gcr_status gcr_cuda_pointwise_expr(gcr_ctx *ctx, const char *expr, int nin, gcr_tensor *const *inputs, gcr_tensor *out,
-                                   const float *params)
-{
-    GCR_CHECK(ctx, expr && nin >= 1 && nin <= NIN && out, GCR_ERR_INVALID, "cuda pointwise_expr: invalid arguments");
-    pw_desc d;
-    memset(&d, 0, sizeof d);
-    d.op = GCR_OP_ADD; /* NumPy broadcasting for every input */
-    d.to = out->m.dtype;
-    gcr_tensor *in[NIN] = {0};
-    for (int i = 0; i < NIN; i++) {
-        d.ti[i] = i < nin ? (int)inputs[i]->m.dtype : -1;
-        if (i < nin) in[i] = inputs[i];
-    }
-    pw_entry e;
-    memset(&e, 0, sizeof e);
-    e.vec = desc_vec(&d);
-    GCR_TRY(build_entry(ctx, &d, expr, &e)); /* a program-cache hit after the first call */
-    float p[3] = {params ? params[0] : 0, params ? params[1] : 0, 0};
-    return pw_launch(ctx, &d, in, out, p, &e);
 }
 
 void gcr_cuda_pointwise_fini(gcr_ctx *ctx)
