@@ -9,9 +9,8 @@
 #include <stdio.h>
 
 /* The 16-byte load paths (kernels/gemm.cuh, vec_a/vec_b) of the f32 engine, the 64 and tall mma
- * tiles and the GEMV kernel: on (1) from the perf helper's run, which checks them with
- * test_cuda_dense on a GPU with a fresh GCR_CACHE_DIR; build with -DVEC_UNVERIFIED=0 to leave
- * only the mma 32x32 tile's (verified earlier) on. */
+ * tiles and the GEMV kernel: on (1), as test_cuda_dense checks them on a GPU; build with
+ * -DVEC_UNVERIFIED=0 to leave only the mma 32x32 tile's on, the first of them to be verified. */
 #ifndef VEC_UNVERIFIED
 #define VEC_UNVERIFIED 1
 #endif

@@ -39,7 +39,7 @@
  * Kernels: gcr_dense_{fma64,fma32,fmat}_f32 (FMA, f32 accumulate, no TF32), gcr_dense_{mma64,mma32,
  * mmat}_{f16,bf16} (mma.sync m16n8k16 tensor cores, f32 accumulate, sm_80+; the fma variants below
  * sm_80), gcr_gemv_{f32,f16,bf16} (at most 8 rows). Tiles: 64x64; 32x32 with K split inside the
- * block when 64 leaves SMs idle; 128x32 ("t") for N <= 32. The host (lib/cuda/conv.c) picks one
+ * block when 64 leaves SMs idle; 128x32 ("t") for N <= 32. The host (lib/cuda/dense.c) picks one
  * and sets vec_a/vec_b where 16-byte loads along k are legal. f16/bf16 1x1 convs and GEMMs with
  * enough rows go to the streaming tensor-core tile of gemm_tc.cuh instead, short reductions (the
  * stem) to conv.cuh's direct kernel. */

@@ -18,7 +18,7 @@
  *   registers (each thread one row, consecutive threads consecutive rows, so pixel-contiguous
  *   inputs coalesce), the next tile's loads in flight during this tile's math, stored [k][m].
  *   B is always w[col*ws[0] + k] by cp.async.
- * The host (lib/cuda/conv.c) checks every alignment and layout condition before picking these.
+ * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these.
  * TF32 (f32 operands, AT 0 only, opt-in: knobs.tf32): the same tile in bytes. A 16-byte chunk is 4
  * floats instead of 8 halves, so BK is 16 elements instead of 32 and each k step of an mma is 8
  * (m16n8k8.tf32) instead of 16; the ldmatrix addresses, fragment registers and accumulator layout
