@@ -66,6 +66,9 @@ const gcr_cuda_drv *gcr_cuda_driver(gcr_ctx *ctx);
 /* Text of a driver error code (never NULL). */
 const char *gcr_cuda_drv_error(CUresult r);
 
+/* The CUfunction behind a kernel (the CUDA executor matches it in a graph's kernel nodes). */
+CUfunction gcr_kernel_function(const gcr_cuda_fn *k);
+
 /* Device-free NVRTC compile of one program for sm_<arch> (arch e.g. 90): the embedded sources
  * are available as headers. On success *image is a cubin (or PTX when NVRTC does not know the
  * arch; *is_ptx says which), malloc'ed; *log (malloc'ed, may be NULL) holds the NVRTC log.

@@ -2,6 +2,8 @@
  * module cache fetched, with no device query and no allocation. */
 #include "program.h"
 
+CUfunction gcr_kernel_function(const gcr_cuda_fn *k) { return k->fn; }
+
 gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned smem, void **args)
 {
