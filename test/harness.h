@@ -113,6 +113,17 @@ static __attribute__((unused)) uint64_t h_next(void)
     h_state ^= h_state >> 27;
     return h_state * 2685821657736338717ull;
 }
+/* The fuzzers' program choices: xorshift64 on a state of its own, apart from h_state (which draws
+ * the data), so a seed's program never depends on how much data was drawn. h_pick(n): in [0, n). */
+static _Thread_local uint64_t h_pick_state = 1;
+static __attribute__((unused)) void h_pick_seed(uint64_t s) { h_pick_state = s; }
+static __attribute__((unused)) uint32_t h_pick(uint32_t n)
+{
+    h_pick_state ^= h_pick_state << 13;
+    h_pick_state ^= h_pick_state >> 7;
+    h_pick_state ^= h_pick_state << 17;
+    return (uint32_t)(h_pick_state % n);
+}
 /* uniform in [lo, hi) */
 static __attribute__((unused)) float h_uniform(float lo, float hi) { return lo + (hi - lo) * (float)((h_next() >> 40) * (1.0 / 16777216.0)); }
 static __attribute__((unused)) void h_fill(float *p, int64_t n, float lo, float hi)

@@ -36,15 +36,6 @@ typedef struct prog {
     gcr_format fmt;
 } prog;
 
-static uint64_t rs;
-static uint32_t rnd(uint32_t n)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (uint32_t)(rs % n);
-}
-
 static int add_input(prog *P, shp s, int is_const, int positive)
 {
     int i = P->n++;
@@ -81,47 +72,47 @@ static int pick(const prog *P, int nd)
     int c[MAXP], n = 0;
     for (int i = 0; i < P->n; i++)
         if ((nd < 0 || P->p[i].out.nd == nd) && !P->is_const[i]) c[n++] = i;
-    return n ? c[rnd((uint32_t)n)] : -1;
+    return n ? c[h_pick((uint32_t)n)] : -1;
 }
 
 static void gen(prog *P, uint64_t seed)
 {
-    rs = seed * 2654435761u + 88172645463325252ull;
+    h_pick_seed(seed * 2654435761u + 88172645463325252ull);
     memset(P, 0, sizeof *P);
-    P->dt = rnd(5) == 0 ? GCR_F16 : GCR_F32;
-    P->fmt = rnd(3) == 0 ? GCR_NHWC : GCR_NCHW;
-    int64_t N = 1 + rnd(2), C = 1 + rnd(5), H = 1 + rnd(6), W = 1 + rnd(7);
+    P->dt = h_pick(5) == 0 ? GCR_F16 : GCR_F32;
+    P->fmt = h_pick(3) == 0 ? GCR_NHWC : GCR_NCHW;
+    int64_t N = 1 + h_pick(2), C = 1 + h_pick(5), H = 1 + h_pick(6), W = 1 + h_pick(7);
     add_input(P, mk(4, N, C, H, W), 0, 0);
-    if (rnd(2)) add_input(P, mk(3, C, 1, 1, 0), 0, 0);
-    if (rnd(2)) add_input(P, mk(1, W, 0, 0, 0), 0, 0);
-    if (rnd(3) == 0) add_input(P, mk(4, 1, C, H, 1), 0, 0);
-    int steps = 3 + (int)rnd(12);
+    if (h_pick(2)) add_input(P, mk(3, C, 1, 1, 0), 0, 0);
+    if (h_pick(2)) add_input(P, mk(1, W, 0, 0, 0), 0, 0);
+    if (h_pick(3) == 0) add_input(P, mk(4, 1, C, H, 1), 0, 0);
+    int steps = 3 + (int)h_pick(12);
     for (int t = 0; t < steps && P->n < MAXP - 6; t++) {
         step s;
         memset(&s, 0, sizeof s);
         s.a = pick(P, -1);
         shp A = P->p[s.a].out;
-        switch (rnd(16)) {
+        switch (h_pick(16)) {
         case 0: case 1: {
             static const int un[] = {O_NEG, O_ABS, O_RELU, O_SIGMOID, O_TANH};
             s.kind = K_UNARY;
-            s.op = un[rnd(5)];
+            s.op = un[h_pick(5)];
             s.out = A;
             break;
         }
         case 2: {
             static const int bi[] = {O_ADD, O_SUB, O_MUL, O_MAXIMUM, O_MINIMUM};
             s.kind = K_SCALAR;
-            s.op = bi[rnd(5)];
-            s.s = (float)rnd(7) * 0.5f - 1.5f;
+            s.op = bi[h_pick(5)];
+            s.s = (float)h_pick(7) * 0.5f - 1.5f;
             s.out = A;
             break;
         }
-        case 3: s.kind = K_CLAMP; s.s = -(float)rnd(3); s.out = A; break;
+        case 3: s.kind = K_CLAMP; s.s = -(float)h_pick(3); s.out = A; break;
         case 4: case 5: case 6: {
             static const int bi[] = {O_ADD, O_SUB, O_MUL, O_MAXIMUM, O_MINIMUM};
             s.kind = K_BINARY;
-            s.op = bi[rnd(5)];
+            s.op = bi[h_pick(5)];
             int tries = 0;
             do { s.b = pick(P, -1); } while (!bcast(A, P->p[s.b].out, &s.out) && ++tries < 8);
             if (!bcast(A, P->p[s.b].out, &s.out)) { s.b = s.a; s.out = A; }
@@ -130,25 +121,25 @@ static void gen(prog *P, uint64_t seed)
         case 7:
             if (A.nd != 4) { s.kind = K_HSWISH; s.out = A; break; }
             s.kind = K_REDUCE;
-            s.op = rnd(3) == 0 ? O_MAX : rnd(2) ? O_MEAN : O_SUM;
+            s.op = h_pick(3) == 0 ? O_MAX : h_pick(2) ? O_MEAN : O_SUM;
             s.out = mk(4, A.s[0], A.s[1], 1, 1);
             break;
         case 8: {
             if (A.nd != 4) { s.kind = K_SOFTMAX; s.k = A.nd - 1; s.out = A; break; }
             s.kind = K_CONV;
-            int k = rnd(2) ? 1 : 3;
-            int64_t O = 1 + rnd(5);
+            int k = h_pick(2) ? 1 : 3;
+            int64_t O = 1 + h_pick(5);
             s.k = k;
             s.w[0] = add_input(P, mk(4, O, A.s[1], k, k), 1, 0);
-            s.w[1] = rnd(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
+            s.w[1] = h_pick(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
             s.out = mk(4, A.s[0], O, A.s[2], A.s[3]); /* k 3 uses padding 1 */
             break;
         }
         case 9: {
             s.kind = K_LINEAR;
-            int64_t K = A.s[A.nd - 1], O = 1 + rnd(6);
+            int64_t K = A.s[A.nd - 1], O = 1 + h_pick(6);
             s.w[0] = add_input(P, mk(2, O, K, 0, 0), 1, 0);
-            s.w[1] = rnd(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
+            s.w[1] = h_pick(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
             s.out = A;
             s.out.s[A.nd - 1] = O;
             break;
@@ -181,9 +172,9 @@ static void gen(prog *P, uint64_t seed)
             s.out.s[A.nd - 2] = A.s[A.nd - 2] * A.s[A.nd - 1];
             break;
         case 14: s.kind = K_SAFEDIV; s.b = pick(P, -1); if (!bcast(A, P->p[s.b].out, &s.out)) { s.b = s.a; s.out = A; } break;
-        default: s.kind = rnd(2) ? K_HSWISH : K_CONTIG; s.out = A; break;
+        default: s.kind = h_pick(2) ? K_HSWISH : K_CONTIG; s.out = A; break;
         }
-        s.marked = rnd(6) == 0;
+        s.marked = h_pick(6) == 0;
         P->p[P->n++] = s;
     }
 }

@@ -62,15 +62,6 @@ typedef struct prog {
 
 /* ---------------------------------------------------------------- generator */
 
-static uint64_t rs;
-static uint32_t rnd(uint32_t n)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (uint32_t)(rs % n);
-}
-
 static shp mk(int nd, const int64_t *s)
 {
     shp r = {nd, {0}};
@@ -125,27 +116,27 @@ static int pick(const prog *P, int lo, int hi, int dt)
         const step *e = &P->p[i];
         if (!e->is_const && e->out.nd >= lo && e->out.nd <= hi && (dt < 0 || (int)e->dt == dt)) c[n++] = i;
     }
-    return n ? c[rnd((uint32_t)n)] : -1;
+    return n ? c[h_pick((uint32_t)n)] : -1;
 }
 
 /* axis d of a rank-nd entry as the program writes it: negative in a rank-polymorphic program,
  * else either way */
-static int write_axis(const prog *P, int d, int nd) { return P->poly || rnd(2) ? d - nd : d; }
+static int write_axis(const prog *P, int d, int nd) { return P->poly || h_pick(2) ? d - nd : d; }
 
 static bool g_reduce(prog *P, step *s, shp A)
 {
     if (A.nd < 1) return false;
-    s->op = (int)rnd(3);
-    s->keep = (int)rnd(2);
-    s->nax = rnd(6) == 0 ? 0 : 1 + (int)rnd(A.nd < 2 ? 1 : 2);
+    s->op = (int)h_pick(3);
+    s->keep = (int)h_pick(2);
+    s->nax = h_pick(6) == 0 ? 0 : 1 + (int)h_pick(A.nd < 2 ? 1 : 2);
     bool red[GCR_MAX_DIMS] = {0};
     for (int i = 0; i < s->nax; i++) {
-        int d = (int)rnd((uint32_t)A.nd);
+        int d = (int)h_pick((uint32_t)A.nd);
         if (red[d]) { s->nax = i; break; }
         red[d] = true;
         s->ax[i] = write_axis(P, d, A.nd);
     }
-    if (s->nax == 0 && s->op == 2 && rnd(2)) s->op = 0;
+    if (s->nax == 0 && s->op == 2 && h_pick(2)) s->op = 0;
     s->out.nd = 0;
     for (int d = 0; d < A.nd; d++) {
         bool r = s->nax == 0 || red[d];
@@ -158,7 +149,7 @@ static bool g_reduce(prog *P, step *s, shp A)
 static bool g_concat(prog *P, step *s, shp A)
 {
     if (A.nd < 1) return false;
-    int d = (int)rnd((uint32_t)A.nd);
+    int d = (int)h_pick((uint32_t)A.nd);
     s->b = s->a;
     for (int t = 0; t < 6; t++) { /* another entry that agrees outside the axis, else a itself */
         int c = pick(P, A.nd, A.nd, (int)P->p[s->a].dt);
@@ -175,13 +166,13 @@ static bool g_concat(prog *P, step *s, shp A)
 static bool g_slice(prog *P, step *s, shp A)
 {
     if (A.nd < 1) return false;
-    int d = (int)rnd((uint32_t)A.nd);
+    int d = (int)h_pick((uint32_t)A.nd);
     int64_t n = A.s[d];
     s->ax[0] = write_axis(P, d, A.nd);
-    int64_t start = (int64_t)rnd((uint32_t)n), step = 1 + rnd(3);
-    if (rnd(2)) start -= n; /* the same element counted from the end */
+    int64_t start = (int64_t)h_pick((uint32_t)n), step = 1 + h_pick(3);
+    if (h_pick(2)) start -= n; /* the same element counted from the end */
     static const int64_t ends[] = {INT64_MAX, -1, 0};
-    int64_t end = ends[rnd(3)];
+    int64_t end = ends[h_pick(3)];
     if (end == 0) end = n;
     s->v[0] = start;
     s->v[1] = end;
@@ -198,7 +189,7 @@ static bool g_permute(prog *P, step *s, shp A)
     if (P->poly || A.nd < 2) return false;
     for (int d = 0; d < A.nd; d++) s->ax[d] = d;
     for (int d = A.nd - 1; d > 0; d--) {
-        int j = (int)rnd((uint32_t)d + 1), t = s->ax[d];
+        int j = (int)h_pick((uint32_t)d + 1), t = s->ax[d];
         s->ax[d] = s->ax[j];
         s->ax[j] = t;
     }
@@ -210,7 +201,7 @@ static bool g_permute(prog *P, step *s, shp A)
 static bool g_flatten(prog *P, step *s, shp A)
 {
     if (A.nd < 2) return false;
-    int b = (int)rnd((uint32_t)A.nd - 1), e = b + 1 + (int)rnd((uint32_t)(A.nd - b - 1));
+    int b = (int)h_pick((uint32_t)A.nd - 1), e = b + 1 + (int)h_pick((uint32_t)(A.nd - b - 1));
     s->ax[0] = write_axis(P, b, A.nd);
     s->ax[1] = write_axis(P, e, A.nd);
     s->out.nd = 0;
@@ -226,7 +217,7 @@ static bool g_flatten(prog *P, step *s, shp A)
 static bool g_reshape(prog *P, step *s, shp A)
 {
     if (A.nd < 1) return false;
-    s->op = (int)rnd(P->poly ? 2 : 4);
+    s->op = (int)h_pick(P->poly ? 2 : 4);
     int64_t n = numel_of(A);
     if (s->op == 0 && A.nd >= 2) {
         s->nax = 2;
@@ -255,9 +246,9 @@ static bool g_linear(prog *P, step *s, shp A)
 {
     if (A.nd < 1) return false;
     gcr_dtype dt = P->p[s->a].dt;
-    int64_t K = A.s[A.nd - 1], O = 1 + rnd(5);
+    int64_t K = A.s[A.nd - 1], O = 1 + h_pick(5);
     s->w[0] = add_weight(P, 2, (int64_t[]){O, K}, dt, 0);
-    s->w[1] = rnd(2) ? add_weight(P, 1, (int64_t[]){O}, dt, 0) : -1;
+    s->w[1] = h_pick(2) ? add_weight(P, 1, (int64_t[]){O}, dt, 0) : -1;
     s->out = A;
     s->out.s[A.nd - 1] = O;
     return true;
@@ -270,8 +261,8 @@ static bool g_matmul(prog *P, step *s, shp A)
     gcr_dtype dt = P->p[s->a].dt;
     int64_t K = A.s[A.nd - 1];
     int c = pick(P, 2, 2, (int)dt);
-    if (c >= 0 && P->p[c].out.s[0] == K && rnd(2)) s->b = c;
-    else s->b = add_weight(P, 2, (int64_t[]){K, 1 + rnd(4)}, dt, 0);
+    if (c >= 0 && P->p[c].out.s[0] == K && h_pick(2)) s->b = c;
+    else s->b = add_weight(P, 2, (int64_t[]){K, 1 + h_pick(4)}, dt, 0);
     s->out = A;
     s->out.s[A.nd - 1] = P->p[s->b].out.s[1];
     return true;
@@ -282,17 +273,17 @@ static bool g_conv(prog *P, step *s, shp A)
     if (A.nd != 4) return false;
     gcr_dtype dt = P->p[s->a].dt;
     int64_t C = A.s[1];
-    int k = rnd(2) ? 1 : 3;
+    int k = h_pick(2) ? 1 : 3;
     s->cp = gcr_conv2d_default();
-    s->cp.stride[0] = s->cp.stride[1] = rnd(3) == 0 ? 2 : 1;
-    s->cp.padding[0] = s->cp.padding[1] = k == 3 ? (int)rnd(2) : 0;
-    s->cp.groups = rnd(3) == 0 ? (int)C : 1;
-    int64_t O = s->cp.groups > 1 ? C * (1 + rnd(2)) : 1 + rnd(5);
+    s->cp.stride[0] = s->cp.stride[1] = h_pick(3) == 0 ? 2 : 1;
+    s->cp.padding[0] = s->cp.padding[1] = k == 3 ? (int)h_pick(2) : 0;
+    s->cp.groups = h_pick(3) == 0 ? (int)C : 1;
+    int64_t O = s->cp.groups > 1 ? C * (1 + h_pick(2)) : 1 + h_pick(5);
     int64_t oh = (A.s[2] + 2 * s->cp.padding[0] - k) / s->cp.stride[0] + 1;
     int64_t ow = (A.s[3] + 2 * s->cp.padding[1] - k) / s->cp.stride[1] + 1;
     if (A.s[2] + 2 * s->cp.padding[0] < k || A.s[3] + 2 * s->cp.padding[1] < k) return false;
     s->w[0] = add_weight(P, 4, (int64_t[]){O, C / s->cp.groups, k, k}, dt, 0);
-    s->w[1] = rnd(2) ? add_weight(P, 1, (int64_t[]){O}, dt, 0) : -1;
+    s->w[1] = h_pick(2) ? add_weight(P, 1, (int64_t[]){O}, dt, 0) : -1;
     s->out = mk(4, (int64_t[]){A.s[0], O, oh, ow});
     return true;
 }
@@ -304,8 +295,8 @@ static bool g_bn(prog *P, step *s, shp A)
     int64_t C = A.s[1];
     s->w[0] = add_weight(P, 1, &C, dt, 0);
     s->w[1] = add_weight(P, 1, &C, dt, 1);
-    s->w[2] = rnd(2) ? add_weight(P, 1, &C, dt, 0) : -1;
-    s->w[3] = rnd(2) ? add_weight(P, 1, &C, dt, 0) : -1;
+    s->w[2] = h_pick(2) ? add_weight(P, 1, &C, dt, 0) : -1;
+    s->w[3] = h_pick(2) ? add_weight(P, 1, &C, dt, 0) : -1;
     s->out = A;
     return true;
 }
@@ -323,14 +314,14 @@ static int64_t pool_len(int64_t in, const gcr_pool2d_params *p, int i)
 static bool g_pool(prog *P, step *s, shp A)
 {
     if (A.nd != 4) return false;
-    s->op = (int)rnd(2); /* 0 max, 1 avg */
-    int k = 2 + (int)rnd(2);
+    s->op = (int)h_pick(2); /* 0 max, 1 avg */
+    int k = 2 + (int)h_pick(2);
     s->pp = gcr_pool2d_default(k);
-    s->pp.stride[0] = s->pp.stride[1] = (int)rnd(3); /* 0: the kernel */
-    s->pp.padding[0] = s->pp.padding[1] = (int)rnd((uint32_t)k / 2 + 1);
-    s->pp.ceil_mode = (int)rnd(2);
-    s->pp.count_include_pad = (int)rnd(2);
-    if (s->op == 0 && rnd(4) == 0) s->pp.dilation[0] = s->pp.dilation[1] = 2;
+    s->pp.stride[0] = s->pp.stride[1] = (int)h_pick(3); /* 0: the kernel */
+    s->pp.padding[0] = s->pp.padding[1] = (int)h_pick((uint32_t)k / 2 + 1);
+    s->pp.ceil_mode = (int)h_pick(2);
+    s->pp.count_include_pad = (int)h_pick(2);
+    if (s->op == 0 && h_pick(4) == 0) s->pp.dilation[0] = s->pp.dilation[1] = 2;
     gcr_pool2d_params q = s->pp;
     for (int i = 0; i < 2; i++)
         if (q.stride[i] == 0) q.stride[i] = q.kernel[i];
@@ -346,7 +337,7 @@ static bool g_cast(prog *P, step *s, shp A)
 {
     static const gcr_dtype fl[3] = {GCR_F32, GCR_F16, GCR_BF16};
     gcr_dtype from = P->p[s->a].dt;
-    do { s->dt = fl[rnd(3)]; } while (s->dt == from);
+    do { s->dt = fl[h_pick(3)]; } while (s->dt == from);
     s->out = A;
     return true;
 }
@@ -357,20 +348,20 @@ static bool g_step(prog *P, step *s)
     shp A = P->p[s->a].out;
     gcr_dtype dt = P->p[s->a].dt;
     s->out = A;
-    switch (rnd(24)) {
-    case 0: case 1: case 2: s->kind = K_UNARY; s->op = (int)rnd(9); return true;
-    case 3: s->kind = K_SCALAR; s->op = (int)rnd(6); s->s = s->op == 5 ? (rnd(2) ? 2.0f : -4.0f) : (float)rnd(7) * 0.5f - 1.5f; return true;
-    case 4: s->kind = K_CLAMP; s->s = -(float)rnd(3); return true;
+    switch (h_pick(24)) {
+    case 0: case 1: case 2: s->kind = K_UNARY; s->op = (int)h_pick(9); return true;
+    case 3: s->kind = K_SCALAR; s->op = (int)h_pick(6); s->s = s->op == 5 ? (h_pick(2) ? 2.0f : -4.0f) : (float)h_pick(7) * 0.5f - 1.5f; return true;
+    case 4: s->kind = K_CLAMP; s->s = -(float)h_pick(3); return true;
     case 5: case 6: case 7: case 8:
-        s->kind = rnd(4) ? K_BINARY : K_SAFEDIV;
-        s->op = (int)rnd(5);
+        s->kind = h_pick(4) ? K_BINARY : K_SAFEDIV;
+        s->op = (int)h_pick(5);
         for (int t = 0; t < 8; t++) {
             s->b = pick(P, 0, GCR_MAX_DIMS, (int)dt);
             if (bcast(A, P->p[s->b].out, &s->out)) return true;
         }
         return false;
     case 9: case 10: s->kind = K_REDUCE; return g_reduce(P, s, A);
-    case 11: s->kind = K_SOFTMAX; s->ax[0] = A.nd ? write_axis(P, (int)rnd((uint32_t)A.nd), A.nd) : 0; return A.nd > 0;
+    case 11: s->kind = K_SOFTMAX; s->ax[0] = A.nd ? write_axis(P, (int)h_pick((uint32_t)A.nd), A.nd) : 0; return A.nd > 0;
     case 12: s->kind = K_CONCAT; return g_concat(P, s, A);
     case 13: s->kind = K_SLICE; return g_slice(P, s, A);
     case 14: s->kind = K_PERMUTE; return g_permute(P, s, A);
@@ -379,10 +370,10 @@ static bool g_step(prog *P, step *s)
     case 17: s->kind = K_LINEAR; return g_linear(P, s, A);
     case 18: s->kind = K_MATMUL; return g_matmul(P, s, A);
     case 19: s->kind = K_CONV; return g_conv(P, s, A);
-    case 20: s->kind = A.nd == 4 && rnd(2) ? K_ADAPTIVE : K_BN;
+    case 20: s->kind = A.nd == 4 && h_pick(2) ? K_ADAPTIVE : K_BN;
         if (s->kind == K_BN) return g_bn(P, s, A);
-        s->ax[0] = 1 + (int)rnd(2);
-        s->ax[1] = 1 + (int)rnd(2);
+        s->ax[0] = 1 + (int)h_pick(2);
+        s->ax[1] = 1 + (int)h_pick(2);
         s->out.s[2] = s->ax[0];
         s->out.s[3] = s->ax[1];
         return true;
@@ -390,7 +381,7 @@ static bool g_step(prog *P, step *s)
     case 22: s->kind = K_CAST; return g_cast(P, s, A);
     default:
         s->kind = K_CONTIG;
-        s->op = A.nd == 4 && rnd(2) ? GCR_NHWC : GCR_NCHW;
+        s->op = A.nd == 4 && h_pick(2) ? GCR_NHWC : GCR_NCHW;
         return true;
     }
 }
@@ -399,24 +390,24 @@ static void gen_inputs(prog *P, gcr_dtype dt)
 {
     int64_t x[GCR_MAX_DIMS];
     int nd;
-    if (P->poly) nd = 2 + (int)rnd(2);
-    else nd = rnd(2) ? 4 : 1 + (int)rnd(3);
-    for (int d = 0; d < nd; d++) x[d] = 1 + rnd(5);
+    if (P->poly) nd = 2 + (int)h_pick(2);
+    else nd = h_pick(2) ? 4 : 1 + (int)h_pick(3);
+    for (int d = 0; d < nd; d++) x[d] = 1 + h_pick(5);
     if (nd == 4) {
-        x[0] = 1 + rnd(2);
-        x[2] = 2 + rnd(5);
-        x[3] = 2 + rnd(5);
+        x[0] = 1 + h_pick(2);
+        x[2] = 2 + h_pick(5);
+        x[3] = 2 + h_pick(5);
     }
     static const int lay[] = {H_NHWC, H_PERMUTED, H_SLICED};
-    add_input(P, mk(nd, x), dt, 0, 0, rnd(5) < 2 ? lay[rnd(3)] : H_DENSE);
-    if (rnd(5) < 2) add_input(P, mk(1, &x[nd - 1]), dt, 0, 0, rnd(3) ? H_DENSE : H_SLICED);
-    if (rnd(4) == 0) add_input(P, mk(nd, x), dt, 0, 0, rnd(3) ? H_DENSE : H_PERMUTED);
-    if (nd == 4 && rnd(3) == 0) add_input(P, mk(3, (int64_t[]){x[1], 1, 1}), dt, 0, 0, H_DENSE);
-    if (nd >= 2 && rnd(5) == 0) add_input(P, mk(2, (int64_t[]){x[nd - 1], 1 + rnd(4)}), dt, 0, 0, H_DENSE);
+    add_input(P, mk(nd, x), dt, 0, 0, h_pick(5) < 2 ? lay[h_pick(3)] : H_DENSE);
+    if (h_pick(5) < 2) add_input(P, mk(1, &x[nd - 1]), dt, 0, 0, h_pick(3) ? H_DENSE : H_SLICED);
+    if (h_pick(4) == 0) add_input(P, mk(nd, x), dt, 0, 0, h_pick(3) ? H_DENSE : H_PERMUTED);
+    if (nd == 4 && h_pick(3) == 0) add_input(P, mk(3, (int64_t[]){x[1], 1, 1}), dt, 0, 0, H_DENSE);
+    if (nd >= 2 && h_pick(5) == 0) add_input(P, mk(2, (int64_t[]){x[nd - 1], 1 + h_pick(4)}), dt, 0, 0, H_DENSE);
     P->state = -1;
-    if (rnd(5) < 3) {
-        int64_t st[2] = {1 + rnd(3), 1 + rnd(5)};
-        P->state = add_input(P, rnd(2) ? mk(1, &st[1]) : mk(2, st), dt, 0, 0, H_DENSE);
+    if (h_pick(5) < 3) {
+        int64_t st[2] = {1 + h_pick(3), 1 + h_pick(5)};
+        P->state = add_input(P, h_pick(2) ? mk(1, &st[1]) : mk(2, st), dt, 0, 0, H_DENSE);
     }
 }
 
@@ -434,12 +425,12 @@ static step new_step(int kind, int a)
 
 static void gen(prog *P, uint64_t seed)
 {
-    rs = seed * 2654435761u + 0x9E3779B97F4A7C15ull;
+    h_pick_seed(seed * 2654435761u + 0x9E3779B97F4A7C15ull);
     memset(P, 0, sizeof *P);
-    P->poly = rnd(5) < 2;
-    gcr_dtype dt = rnd(10) < 7 ? GCR_F32 : rnd(2) ? GCR_F16 : GCR_BF16;
+    P->poly = h_pick(5) < 2;
+    gcr_dtype dt = h_pick(10) < 7 ? GCR_F32 : h_pick(2) ? GCR_F16 : GCR_BF16;
     gen_inputs(P, dt);
-    int steps = 3 + (int)rnd(9), last = 0;
+    int steps = 3 + (int)h_pick(9), last = 0;
     for (int t = 0; t < steps && P->n < MAXP - 8; t++) {
         int a = t == 0 ? 0 : pick(P, 0, GCR_MAX_DIMS, -1); /* the main input is always read */
         step s = new_step(K_UNARY, a);
@@ -447,11 +438,11 @@ static void gen(prog *P, uint64_t seed)
         if (!g_step(P, &s)) {
             P->n = n0; /* drop weights added for a step that did not apply */
             s = new_step(K_UNARY, a);
-            s.op = (int)rnd(9);
+            s.op = (int)h_pick(9);
             s.out = P->p[s.a].out;
         }
         s.dt = s.kind == K_CAST ? s.dt : P->p[s.a].dt;
-        s.marked = rnd(6) == 0;
+        s.marked = h_pick(6) == 0;
         last = P->n;
         P->p[P->n++] = s;
     }
@@ -673,25 +664,25 @@ static spec variant(const prog *P, const step *e, int v)
     spec sp = spec_of(e);
     shp *s = &sp.s;
     if (v == V_SHAPE && s->nd > 0) {
-        int d = rnd(3) ? 0 : (int)rnd((uint32_t)s->nd);
-        s->s[d] = s->s[d] > 1 && rnd(2) ? s->s[d] - 1 - rnd((uint32_t)s->s[d] - 1) : s->s[d] + 1 + rnd(2);
+        int d = h_pick(3) ? 0 : (int)h_pick((uint32_t)s->nd);
+        s->s[d] = s->s[d] > 1 && h_pick(2) ? s->s[d] - 1 - h_pick((uint32_t)s->s[d] - 1) : s->s[d] + 1 + h_pick(2);
     } else if (v == V_RANK) {
         /* drop the leading dim; not under a matmul, which lifts a 1-d operand at the call (gcr.h:
          * that choice stays as captured) */
-        if (s->nd >= 2 && rnd(4) == 0 && !has_kind(P, K_MATMUL)) {
+        if (s->nd >= 2 && h_pick(4) == 0 && !has_kind(P, K_MATMUL)) {
             for (int d = 0; d + 1 < s->nd; d++) s->s[d] = s->s[d + 1];
             s->nd--;
         } else if (s->nd < GCR_MAX_DIMS) {
             for (int d = s->nd; d > 0; d--) s->s[d] = s->s[d - 1];
-            s->s[0] = 1 + rnd(3);
+            s->s[0] = 1 + h_pick(3);
             s->nd++;
         }
     } else if (v == V_DTYPE) {
         static const gcr_dtype fl[3] = {GCR_F32, GCR_F16, GCR_BF16};
-        do { sp.dt = fl[rnd(3)]; } while (sp.dt == e->dt);
+        do { sp.dt = fl[h_pick(3)]; } while (sp.dt == e->dt);
     } else if (v == V_VIEW) {
         for (int t = 0; t < 8 && h_view_layout(s->nd, sp.layout) == h_view_layout(s->nd, e->layout); t++)
-            sp.layout = (int)rnd(H_LAYOUTS);
+            sp.layout = (int)h_pick(H_LAYOUTS);
     }
     return sp;
 }
@@ -873,7 +864,6 @@ static int as_written_refusal(gcr_status st, const char *msg)
            (st == GCR_ERR_PARAM && strstr(msg, "permute: perm ("));
 }
 
-
 /* one re-binding of an explicit graph: cur holds what the program reads now; binds what differs
  * from bound, replays, and compares with eager (or, where eager fails, wants the same failure
  * and the outputs as they were). Returns whether eager succeeded. */
@@ -939,7 +929,7 @@ static int pick_bindable(fz *F, const int *gi)
     int c[MAXP], n = 0;
     for (int i = 0; i < F->P.n; i++)
         if (gi[i] >= 0 && !F->P.p[i].is_const) c[n++] = i;
-    return n ? c[rnd((uint32_t)n)] : -1;
+    return n ? c[h_pick((uint32_t)n)] : -1;
 }
 
 static void explicit_part(fz *F)
@@ -979,7 +969,7 @@ static void explicit_part(fz *F)
     for (int v = 0; v < V_KINDS; v++) order[n++] = v;
     order[n++] = C_REUSE;
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)rnd((uint32_t)i + 1), t = order[i];
+        int j = (int)h_pick((uint32_t)i + 1), t = order[i];
         order[i] = order[j];
         order[j] = t;
     }
@@ -988,17 +978,17 @@ static void explicit_part(fz *F)
         int kind = c == 2 * n ? C_BACK : c % 2 == 0 ? C_FRESH : order[c / 2];
         char what[160];
         snprintf(what, sizeof what, "explicit case %d", c);
-        if (kind == C_BACK || (kind != C_FRESH && (!valid || rnd(2)))) memcpy(cur, F->orig, sizeof cur);
+        if (kind == C_BACK || (kind != C_FRESH && (!valid || h_pick(2)))) memcpy(cur, F->orig, sizeof cur);
         if (kind == C_BACK) snprintf(what, sizeof what, "explicit case %d: back to the capture's inputs", c);
         else if (kind == C_REUSE && nkept) {
-            memcpy(cur, kept[rnd((uint32_t)nkept)], sizeof cur);
+            memcpy(cur, kept[h_pick((uint32_t)nkept)], sizeof cur);
             snprintf(what, sizeof what, "explicit case %d: an earlier binding again", c);
         } else if (kind < V_KINDS) {
             int k = pick_bindable(F, gi);
             if (k < 0) continue;
             /* another dtype: each other input too with chance 1/2 (a lone one mostly fails eagerly) */
             for (int i = 0; i < P->n; i++)
-                if (i == k || (kind == V_DTYPE && gi[i] >= 0 && !P->p[i].is_const && rnd(2)))
+                if (i == k || (kind == V_DTYPE && gi[i] >= 0 && !P->p[i].is_const && h_pick(2)))
                     cur[i] = make(ctx, variant(P, &P->p[i], kind));
             snprintf(what, sizeof what, "explicit case %d: input entry %d bound to %s", c, k, case_name[kind]);
         } else if (!valid) {
@@ -1122,7 +1112,7 @@ static int region_signatures(rcase *R)
         static const int kinds[] = {V_SAME, V_SHAPE, V_SHAPE, V_VIEW, V_DTYPE, V_RANK};
         R->sig_id[j] = j;
         if (j == 0) continue;
-        R->sp[j] = variant(P, &P->p[0], kinds[rnd(P->poly ? 6 : 5)]);
+        R->sp[j] = variant(P, &P->p[0], kinds[h_pick(P->poly ? 6 : 5)]);
         R->sig[j] = make(R->F->ctx, R->sp[j]);
         if (!R->sig[j]) return 0;
     }
@@ -1133,7 +1123,7 @@ static int region_signatures(rcase *R)
 /* a signature other than the capture's own freed and made anew: a new variant */
 static void replace_signature(rcase *R)
 {
-    int j = 1 + (int)rnd((uint32_t)R->K - 1);
+    int j = 1 + (int)h_pick((uint32_t)R->K - 1);
     gcr_tensor_free(R->sig[j]);
     R->sig[j] = make(R->F->ctx, R->sp[j]);
     R->sig_id[j] = R->next_id++;
@@ -1245,7 +1235,7 @@ static int region_pass(rcase *R, int pass, int s)
     int ok = judge_pass(R, id, st, msg, in, hs, rv, what);
     gcr_scope_end(ctx, sc);
     free(hs);
-    if (ok && F->g && rnd(4) == 0) {
+    if (ok && F->g && h_pick(4) == 0) {
         snprintf(what, sizeof what, "explicit graph replayed after region pass %d", pass);
         ok = graph_between_passes(F, what);
     }
@@ -1258,19 +1248,19 @@ static void region_part(fz *F)
     rcase *R = calloc(1, sizeof *R);
     R->F = F;
     R->cap = F->k.graph_cache;
-    R->K = R->cap + 1 + (int)rnd(2);
-    R->recur = F->P.state >= 0 && rnd(2);
-    R->in_body = rnd(4) == 0;
-    R->replace = rnd(5) == 0;
-    R->late = rnd(4) == 0;
+    R->K = R->cap + 1 + (int)h_pick(2);
+    R->recur = F->P.state >= 0 && h_pick(2);
+    R->in_body = h_pick(4) == 0;
+    R->replace = h_pick(5) == 0;
+    R->late = h_pick(4) == 0;
     R->L.cap = R->cap;
     R->state = F->orig[F->P.state >= 0 ? F->P.state : 0];
-    int passes = 2 * R->K + 2 + (int)rnd(4);
+    int passes = 2 * R->K + 2 + (int)h_pick(4);
     if (region_signatures(R))
         for (int pass = 0; pass < passes; pass++) {
-            if (R->replace && pass > 0 && rnd(3) == 0) replace_signature(R);
+            if (R->replace && pass > 0 && h_pick(3) == 0) replace_signature(R);
             /* every signature once, then at random */
-            if (!region_pass(R, pass, pass < R->K ? (pass + 1) % R->K : (int)rnd((uint32_t)R->K))) break;
+            if (!region_pass(R, pass, pass < R->K ? (pass + 1) % R->K : (int)h_pick((uint32_t)R->K))) break;
         }
     free(R);
 }
@@ -1283,15 +1273,15 @@ static void one_case(uint64_t seed)
     h_seed(seed);
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = cu_dev;
-    o.knobs.fusion = rnd(4) != 0;
-    o.knobs.single_node = rnd(3) == 0;
-    o.knobs.horizontal = (int)rnd(2);
-    o.knobs.retrace = rnd(5) != 0;
-    o.knobs.graph_cache = 1 + (int)rnd(3);
+    o.knobs.fusion = h_pick(4) != 0;
+    o.knobs.single_node = h_pick(3) == 0;
+    o.knobs.horizontal = (int)h_pick(2);
+    o.knobs.retrace = h_pick(5) != 0;
+    o.knobs.graph_cache = 1 + (int)h_pick(3);
     o.knobs.guards = 1;
     o.knobs.log = 0;
     F->k = o.knobs;
-    F->generic = cu_dev == GCR_DEVICE_CPU && rnd(5) == 0;
+    F->generic = cu_dev == GCR_DEVICE_CPU && h_pick(5) == 0;
     if (!CHECK(gcr_ctx_create(&F->ctx, &o) == GCR_OK, "seed %llu: ctx", (unsigned long long)seed)) {
         free(F);
         return;

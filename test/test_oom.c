@@ -248,12 +248,15 @@ static void finish_step(gcr_ctx *ctx, int s, int ok, gcr_tensor *y)
     if (!ok) failed(ctx, s);
 }
 
-/* sets the string knobs dump and dump_dir (the others stay) */
-static void set_dump(gcr_ctx *ctx, const char *what)
+/* sets the knobs dump (with dump_dir; NULL: the default) and retrace, the others as by default */
+static void set_knobs(gcr_ctx *ctx, const char *dump, int retrace)
 {
     gcr_knobs k = gcr_ctx_opts_default().knobs;
-    k.dump = what;
-    k.dump_dir = dump_dir;
+    if (dump) {
+        k.dump = dump;
+        k.dump_dir = dump_dir;
+    }
+    k.retrace = retrace;
     if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) failed(ctx, -1);
 }
 
@@ -295,23 +298,22 @@ static void explicit_graph(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_t
 {
     gcr_graph *g = NULL;
     gcr_tensor *y = NULL;
-    set_dump(ctx, "trace,fused,source,plan");
+    set_knobs(ctx, "trace,fused,source,plan", 1);
     int ok = gcr_capture_begin(ctx) == GCR_OK;
     if (ok) {
         y = model(ctx, w, xa);
         ok = gcr_capture_end(ctx, &g) == GCR_OK;
     }
     finish_step(ctx, S_CAPTURE, ok, y);
-    set_dump(ctx, "none");
+    set_knobs(ctx, "none", 1);
     if (!g) return;
     codegen(g);
     y = gcr_graph_get_output(g, gcr_graph_num_outputs(g) - 1);
     ok = gcr_tensor_from_host(xa, host_x[1], XA_BYTES) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
     finish_step(ctx, S_REPLAY, ok, y);
-    ok = gcr_graph_bind_input(g, 0, xb) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
-    finish_step(ctx, S_BIND, ok, y);
-    ok = gcr_graph_bind_input(g, 0, xa) == GCR_OK && gcr_graph_replay(g) == GCR_OK;
-    finish_step(ctx, S_BIND_BACK, ok, y);
+    gcr_tensor *bind[2] = {xb, xa};
+    for (int i = 0; i < 2; i++)
+        finish_step(ctx, S_BIND + i, gcr_graph_bind_input(g, 0, bind[i]) == GCR_OK && gcr_graph_replay(g) == GCR_OK, y);
     gcr_graph_destroy(g);
 }
 
@@ -335,9 +337,7 @@ static void regions(gcr_ctx *ctx, const weights *w, gcr_tensor *xa, gcr_tensor *
     gcr_tensor *xs[S_NPASSES] = {xa, xa, xb, xc, xa, xa};
     region_passes(ctx, "forward", w, xa, xs, S_NPASSES, S_PASS0);
     /* retrace 0: a graph for the first shape, the op list run eagerly for another */
-    gcr_knobs k = gcr_ctx_opts_default().knobs;
-    k.retrace = 0;
-    if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) failed(ctx, -1);
+    set_knobs(ctx, NULL, 0);
     gcr_tensor *xe[S_NEAGER] = {xa, xb, xa};
     region_passes(ctx, "fallback", w, xa, xe, S_NEAGER, S_EAGER_PASS0);
 }
