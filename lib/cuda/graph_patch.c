@@ -5,7 +5,8 @@
  * argument struct of kernels/abi.h whose pointer fields are listed below, or a pointer-free
  * parameter struct followed by data pointers (the dense, depthwise and pooling templates, their
  * hook extras included). Only the slots the layout names as pointers are read; one that points into
- * a rebindable buffer is recorded with its offset from the buffer's base. */
+ * a rebindable buffer is recorded with its offset from the buffer's base. Copy and memset nodes
+ * (an eager contiguous copy is a cudaMemcpyAsync) have their source and destination as slots. */
 #include "graph_patch.h"
 #include "cuda_ops.h"
 #include <stdlib.h>
@@ -59,12 +60,17 @@ typedef struct slot {
     int64_t delta;
 } slot;
 
-/* a kernel node with at least one slot: its parameters as captured (then as last patched) */
+typedef enum { N_KERNEL, N_COPY, N_SET } ntype;
+
+/* a node with at least one slot: its parameters as captured (then as last patched) */
 typedef struct knode {
     cudaGraphNode_t node;
-    CUDA_KERNEL_NODE_PARAMS p; /* kernelParams points into args */
+    ntype type;
+    CUDA_KERNEL_NODE_PARAMS p;    /* N_KERNEL: kernelParams points into args */
     void *ptrs[MAX_PARAMS];
     unsigned char *args;
+    struct cudaMemcpy3DParms copy; /* N_COPY: slot parameter 0 is srcPtr.ptr, 1 dstPtr.ptr */
+    struct cudaMemsetParams set;   /* N_SET: slot parameter 0 is dst */
     int n_slots;
     slot *slots;
 } knode;
@@ -110,18 +116,51 @@ static int root_of(const range *roots, int n, uintptr_t a)
     return r;
 }
 
-/* a copy or memset node: whether it touches a root (it cannot be patched here) */
-static bool plain_node_touches(cudaGraphNode_t nd, enum cudaGraphNodeType type, const range *roots, int n)
+/* where slot sl of node k keeps its address */
+static unsigned char *slot_at(knode *k, const slot *sl)
 {
-    if (type == cudaGraphNodeTypeMemcpy) {
-        struct cudaMemcpy3DParms m;
-        if (cudaGraphMemcpyNodeGetParams(nd, &m) != cudaSuccess) return true;
-        return root_of(roots, n, (uintptr_t)m.srcPtr.ptr) != -1 || root_of(roots, n, (uintptr_t)m.dstPtr.ptr) != -1 ||
-               m.srcArray || m.dstArray;
+    if (k->type == N_COPY) return (unsigned char *)(sl->param ? &k->copy.dstPtr.ptr : &k->copy.srcPtr.ptr);
+    if (k->type == N_SET) return (unsigned char *)&k->set.dst;
+    return (unsigned char *)k->ptrs[sl->param] + sl->off;
+}
+
+/* Records slot (param, off) of k if the address there points into a root; the reason it cannot
+ * (an address inside two roots), or NULL. */
+static const char *record_slot(knode *k, int param, size_t off, const range *roots, int n)
+{
+    slot sl = {param, 0, off, 0};
+    uintptr_t a;
+    memcpy(&a, slot_at(k, &sl), sizeof a);
+    int r = root_of(roots, n, a);
+    if (r == -2) return "an address inside two rebindable buffers";
+    if (r >= 0) {
+        sl.root = r;
+        sl.delta = (int64_t)(a - roots[r].base);
+        k->slots[k->n_slots++] = sl;
     }
-    struct cudaMemsetParams m;
-    if (cudaGraphMemsetNodeGetParams(nd, &m) != cudaSuccess) return true;
-    return root_of(roots, n, (uintptr_t)m.dst) != -1;
+    return NULL;
+}
+
+/* Reads copy or memset node nd's addresses that point into a root into k; the reason it cannot,
+ * or NULL; *oom on lack of host memory. */
+static const char *record_plain(cudaGraphNode_t nd, enum cudaGraphNodeType type, const range *roots, int n, knode *k,
+                                bool *oom)
+{
+    memset(k, 0, sizeof *k);
+    k->node = nd;
+    k->type = type == cudaGraphNodeTypeMemcpy ? N_COPY : N_SET;
+    cudaError_t e = k->type == N_COPY ? cudaGraphMemcpyNodeGetParams(nd, &k->copy) : cudaGraphMemsetNodeGetParams(nd, &k->set);
+    if (e != cudaSuccess) return "a copy or memset node whose parameters cannot be read";
+    k->slots = malloc(sizeof *k->slots * 2);
+    if (!k->slots) {
+        *oom = true;
+        return "out of host memory";
+    }
+    const char *why = record_slot(k, 0, 0, roots, n);
+    if (!why && k->type == N_COPY) why = record_slot(k, 1, 0, roots, n);
+    if (!why && k->n_slots && k->type == N_COPY && (k->copy.srcArray || k->copy.dstArray))
+        why = "a copy node between an array and a rebindable buffer";
+    return why;
 }
 
 static void knode_free(knode *k)
@@ -176,11 +215,8 @@ static const char *record_kernel(const gcr_cuda_drv_graph *drv, cudaGraphNode_t 
         for (int f = 0; f < nf + (i >= L->rest); f++) {
             size_t o = f < nf ? L->fields[f] : 0;
             if (o + sizeof(uintptr_t) > size[i]) return "a kernel whose parameters differ from their recorded layout";
-            uintptr_t a;
-            memcpy(&a, (unsigned char *)k->ptrs[i] + o, sizeof a);
-            int r = root_of(roots, n, a);
-            if (r == -2) return "an address inside two rebindable buffers";
-            if (r >= 0) k->slots[k->n_slots++] = (slot){i, r, o, (int64_t)(a - roots[r].base)};
+            const char *why = record_slot(k, i, o, roots, n);
+            if (why) return why;
         }
     }
     k->p.kernelParams = k->ptrs;
@@ -254,16 +290,17 @@ gcr_status gcr_cuda_patch_record(const gcr_exec_job *j, cudaGraph_t graph, const
     for (size_t i = 0; i < n && !oom && !*why; i++) {
         enum cudaGraphNodeType type;
         if (cudaGraphNodeGetType(nodes[i], &type) != cudaSuccess) type = cudaGraphNodeTypeCount;
-        if (type == cudaGraphNodeTypeKernel) {
-            knode *k = &p->nodes[p->n_nodes];
+        knode *k = &p->nodes[p->n_nodes];
+        if (type == cudaGraphNodeTypeKernel)
             *why = record_kernel(drv, nodes[i], roots, n_roots, own, n_own, k, &oom);
-            if (!*why && k->n_slots) p->n_nodes++;
-            else knode_free(k);
-        } else if (type == cudaGraphNodeTypeMemcpy || type == cudaGraphNodeTypeMemset) {
-            if (plain_node_touches(nodes[i], type, roots, n_roots)) *why = "a copy or memset node on a rebindable buffer";
-        } else if (type != cudaGraphNodeTypeEmpty) {
+        else if (type == cudaGraphNodeTypeMemcpy || type == cudaGraphNodeTypeMemset)
+            *why = record_plain(nodes[i], type, roots, n_roots, k, &oom);
+        else if (type != cudaGraphNodeTypeEmpty)
             *why = "a graph node of another kind";
-        }
+        else
+            continue;
+        if (!*why && k->n_slots) p->n_nodes++;
+        else knode_free(k);
     }
     (void)cudaGetLastError();
     free(nodes);
@@ -295,12 +332,18 @@ bool gcr_cuda_patch_apply(gcr_cuda_patch *p, const gcr_exec_job *j, cudaGraphExe
             const slot *sl = &k->slots[s];
             if (p->now[sl->root] == p->base[sl->root]) continue;
             uintptr_t a = p->now[sl->root] + (uintptr_t)sl->delta;
-            memcpy((unsigned char *)k->ptrs[sl->param] + sl->off, &a, sizeof a);
+            memcpy(slot_at(k, sl), &a, sizeof a);
             moved = true;
         }
         if (!moved) continue;
         /* a refusal leaves exec half patched: the caller captures again and instantiates afresh */
-        if (p->drv->exec_kernel_node_set_params(exec, k->node, &k->p) != CUDA_SUCCESS) return false;
+        bool ok = k->type == N_KERNEL ? p->drv->exec_kernel_node_set_params(exec, k->node, &k->p) == CUDA_SUCCESS
+                  : k->type == N_COPY ? cudaGraphExecMemcpyNodeSetParams(exec, k->node, &k->copy) == cudaSuccess
+                                      : cudaGraphExecMemsetNodeSetParams(exec, k->node, &k->set) == cudaSuccess;
+        if (!ok) {
+            (void)cudaGetLastError();
+            return false;
+        }
         p->patched++;
     }
     for (int r = 0; r < p->n_roots; r++) p->base[r] = p->now[r];

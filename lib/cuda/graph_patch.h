@@ -1,8 +1,9 @@
 /* graph_patch.h — rebinding the data pointers of an instantiated CUDA Graph in place: after a
  * capture, the kernel nodes' parameter slots that hold the address of a rebindable buffer (a graph
- * input, an external constant) are recorded by each kernel's parameter layout; a later replay
- * with those buffers elsewhere writes the new addresses into exactly those slots
- * (cuGraphExecKernelNodeSetParams), with no re-capture and no cudaGraphExecUpdate. */
+ * input, an external constant) are recorded by each kernel's parameter layout (and copy and memset
+ * nodes' operands); a later replay with those buffers elsewhere writes the new addresses into
+ * exactly those slots (cuGraphExecKernelNodeSetParams, cudaGraphExecMemcpyNodeSetParams,
+ * cudaGraphExecMemsetNodeSetParams), with no re-capture and no cudaGraphExecUpdate. */
 #ifndef GCR_CUDA_GRAPH_PATCH_H
 #define GCR_CUDA_GRAPH_PATCH_H
 
@@ -23,11 +24,12 @@ const gcr_cuda_drv_graph *gcr_cuda_driver_graph(void);
 
 /* Records where graph, just captured from job j's launch list, holds the addresses of j's
  * rebindable buffers (its EXTERNAL values: inputs and constants), beside its fixed ones (arena,
- * output buffers). own: the CUfunctions whose parameters are all data pointers (generated kernels);
- * the library's kernels are known by name. Sets *out NULL, with the reason in *why, where patching
- * is impossible: a kernel of unknown layout, a copy or memset node on a rebindable buffer, a node
- * of another kind, a rebindable buffer overlapping another buffer (an address could not be told
- * apart), a driver without the entry points. Fails only for lack of host memory. */
+ * output buffers): kernel nodes' parameter slots, copy and memset nodes' operands. own: the
+ * CUfunctions whose parameters are all data pointers (generated kernels); the library's kernels are
+ * known by name. Sets *out NULL, with the reason in *why, where patching is impossible: a kernel of
+ * unknown layout, a copy between an array and a rebindable buffer, a node of another kind, a
+ * rebindable buffer overlapping another buffer (an address could not be told apart), a driver
+ * without the entry points. Fails only for lack of host memory. */
 gcr_status gcr_cuda_patch_record(const gcr_exec_job *j, cudaGraph_t graph, const CUfunction *own, int n_own,
                                  gcr_cuda_patch **out, const char **why);
 /* j->ptr changed since the capture (or the last patch): writes the moved buffers' new addresses
@@ -35,7 +37,7 @@ gcr_status gcr_cuda_patch_record(const gcr_exec_job *j, cudaGraph_t graph, const
  * that replaces exec, where a buffer moved to another alignment (the launchers picked kernels by
  * it) or the driver refused a node's parameters. No allocation. */
 bool gcr_cuda_patch_apply(gcr_cuda_patch *p, const gcr_exec_job *j, cudaGraphExec_t exec);
-/* Kernel nodes the last apply patched. */
+/* Nodes the last apply patched. */
 int gcr_cuda_patch_nodes(const gcr_cuda_patch *p);
 void gcr_cuda_patch_free(gcr_cuda_patch *p);
 
