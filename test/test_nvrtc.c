@@ -180,9 +180,28 @@ static void test_program_keys(void)
     CHECK(gcr_nvrtc_version() == gcr_nvrtc_version() && gcr_nvrtc_version() >= 11000, "NVRTC version asked once");
 }
 
+/* Two texts of one key (a 64-bit collision, forced here) keep two entries: a hit compares the
+ * text, so neither text ever gets the other's module. Host data only: no module is loaded. */
+static void test_program_collision(void)
+{
+    gcr_cuda_state st;
+    memset(&st, 0, sizeof st);
+    const char *ta = "extern \"C\" __global__ void a() {}\n", *tb = "extern \"C\" __global__ void b() {}\n";
+    gcr_cuda_prog *a = gcr_cuda_prog_new(42, ta), *b = gcr_cuda_prog_new(42, tb);
+    if (!CHECK(a && b, "entries")) return;
+    CHECK(gcr_cuda_prog_find(&st, 42, ta) == NULL, "empty cache");
+    CHECK(gcr_cuda_prog_add(&st, a) == GCR_OK && gcr_cuda_prog_add(&st, b) == GCR_OK, "both added");
+    CHECK(gcr_cuda_prog_find(&st, 42, ta) == a && gcr_cuda_prog_find(&st, 42, tb) == b, "each text finds its own");
+    CHECK(gcr_cuda_prog_find(&st, 42, "another text") == NULL, "a third text of the key finds none");
+    CHECK(gcr_cuda_prog_find(&st, 43, ta) == NULL, "another key finds none");
+    gcr_cuda_progs_free(&st); /* both freed (ASan: no leak) */
+    CHECK(st.programs == NULL, "cache empty after free");
+}
+
 int main(void)
 {
     RUN(test_program_keys);
+    RUN(test_program_collision);
     RUN(test_embedded_sources);
     RUN(test_pointwise_programs);
     RUN(test_reduce_programs);

@@ -180,9 +180,8 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
     return gcr_cuda_program_src(ctx, &src, names, n, out);
 }
 
-void gcr_cuda_programs_fini(gcr_ctx *ctx)
+void gcr_cuda_progs_free(gcr_cuda_state *st)
 {
-    gcr_cuda_state *st = gcr_cuda_st(ctx);
     gcr_cuda_prog *e, *tmp;
     HASH_ITER(hh, st->programs, e, tmp) {
         HASH_DEL(st->programs, e);
@@ -194,6 +193,8 @@ void gcr_cuda_programs_fini(gcr_ctx *ctx)
         gcr_cuda_prog_free(st, e);
     }
 }
+
+void gcr_cuda_programs_fini(gcr_ctx *ctx) { gcr_cuda_progs_free(gcr_cuda_st(ctx)); }
 
 void gcr_cuda_cache_get_stats(gcr_ctx *ctx, gcr_cuda_cache_stats *out)
 {

@@ -47,6 +47,8 @@ gcr_cuda_prog *gcr_cuda_prog_new(uint64_t key, const char *text);
 /* Puts e into the cache; on failure (out of memory) frees it and returns GCR_ERR_OOM. */
 gcr_status gcr_cuda_prog_add(gcr_cuda_state *st, gcr_cuda_prog *e);
 void gcr_cuda_prog_free(gcr_cuda_state *st, gcr_cuda_prog *e);
+/* Frees every entry of the cache (gcr_cuda_programs_fini on the ctx's state). */
+void gcr_cuda_progs_free(gcr_cuda_state *st);
 /* Loads e's module from the disk cache; 1 when it did (counted as a disk hit). */
 int gcr_cuda_prog_from_disk(gcr_ctx *ctx, gcr_cuda_state *st, gcr_cuda_prog *e);
 /* Loads e's module from a freshly compiled image and stores the image on disk (counted as a
