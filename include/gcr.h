@@ -13,8 +13,8 @@
  * - Tensors are owned by their context. A tensor lives until gcr_tensor_free(), until the end of
  *   the innermost scope that created it (gcr_scope_begin/end, for per-iteration intermediates),
  *   or until gcr_ctx_destroy(), whichever comes first. gcr_tensor_keep() exempts one from scopes.
- * - Views (permute, reshape of a contiguous tensor, slice, flatten) share storage with their
- *   source; the storage lives as long as any view of it.
+ * - Views (permute, reshape of a contiguous tensor, slice, flatten, expand) share storage with
+ *   their source; the storage lives as long as any view of it.
  * - Host data passed in or out is always dense row-major in the tensor's logical dimension order,
  *   whatever its memory format or strides.
  * - A context is used from one thread at a time.
@@ -259,12 +259,23 @@ GCR_API gcr_tensor *gcr_max_pool2d(gcr_ctx *ctx, gcr_tensor *x, const gcr_pool2d
 GCR_API gcr_tensor *gcr_avg_pool2d(gcr_ctx *ctx, gcr_tensor *x, const gcr_pool2d_params *p);
 GCR_API gcr_tensor *gcr_adaptive_avg_pool2d(gcr_ctx *ctx, gcr_tensor *x, int out_h, int out_w);
 
-/* movement: reshape/flatten/permute/slice return views when the layout allows, else copies */
+/* movement: reshape/flatten/permute/slice/expand return views when the layout allows, else copies */
 GCR_API gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape); /* one -1 allowed */
 GCR_API gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim);
 GCR_API gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm);
 /* elements start, start+step, ... < end along dim; negative start/end count from the end */
 GCR_API gcr_tensor *gcr_slice(gcr_ctx *ctx, gcr_tensor *x, int dim, int64_t start, int64_t end, int64_t step);
+/* x broadcast to shape (ndim at least x's rank; x's dims are the trailing ones): a size-1 dim of x
+ * takes any size (0 too), -1 keeps a dim of x, other dims must equal x's. Always a view, like
+ * permute: no copy, stride 0 on the broadcast dims, sharing x's storage; so its elements alias one
+ * another, and writing into it (gcr_tensor_from_host) is refused with GCR_ERR_INVALID. */
+GCR_API gcr_tensor *gcr_expand(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape);
+/* x tiled reps[d] times along each dim d, as PyTorch's repeat: ndim at least x's rank (x's dims
+ * are the trailing ones), reps >= 0. An expand of x and one dense copy, a new tensor. */
+GCR_API gcr_tensor *gcr_repeat(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *reps);
+/* x [N,C,H,W] -> [N,C,H*scale_h,W*scale_w], each pixel repeated (nearest neighbour, integer scales
+ * >= 1); NHWC x gives NHWC out. An expand of x and one dense copy, a new tensor. */
+GCR_API gcr_tensor *gcr_upsample_nearest2d(gcr_ctx *ctx, gcr_tensor *x, int scale_h, int scale_w);
 GCR_API gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis);
 /* a dense copy in the given memory format */
 GCR_API gcr_tensor *gcr_contiguous(gcr_ctx *ctx, gcr_tensor *x, gcr_format fmt);

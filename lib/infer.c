@@ -153,6 +153,27 @@ static gcr_status resolve_reshape(const gcr_params *p, const gcr_meta *x, gcr_re
     return GCR_OK;
 }
 
+/* NumPy's alignment: x's dims are the trailing ones; only a size-1 dim takes a new size */
+static gcr_status resolve_expand(const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
+{
+    char b[96], l[200];
+    if (p->n < x->ndim)
+        FAIL(GCR_ERR_SHAPE, "expand: shape [%s] has fewer dims than %s", list_str(p->v, p->n, l, sizeof l),
+             gcr_meta_str(x, b, sizeof b));
+    r->ndim = p->n;
+    for (int d = 0; d < p->n; d++) {
+        int xd = d - (p->n - x->ndim);
+        int64_t want = p->v[d], have = xd >= 0 ? x->shape[xd] : 1;
+        if (want == -1 && xd >= 0) want = have;
+        if (want < 0 || (have != 1 && want != have))
+            FAIL(GCR_ERR_SHAPE, "expand: dim %d of [%s] is %lld, %s for %s", d, list_str(p->v, p->n, l, sizeof l),
+                 (long long)p->v[d], xd < 0 ? "a new leading dim needs a size >= 0" : "only a size-1 dim takes a new size",
+                 gcr_meta_str(x, b, sizeof b));
+        r->shape[d] = want;
+    }
+    return GCR_OK;
+}
+
 gcr_status gcr_resolve(gcr_op op, const gcr_params *p, const gcr_meta *x, gcr_resolved *r, char *err, size_t errn)
 {
     char b[96];
@@ -162,6 +183,7 @@ gcr_status gcr_resolve(gcr_op op, const gcr_params *p, const gcr_meta *x, gcr_re
     case GCR_OP_PERMUTE: return resolve_permute(p, x, err, errn);
     case GCR_OP_SLICE: return resolve_slice(p, x, r, err, errn);
     case GCR_OP_RESHAPE: return resolve_reshape(p, x, r, err, errn);
+    case GCR_OP_EXPAND: return resolve_expand(p, x, r, err, errn);
     case GCR_OP_CONCAT:
         r->axis = axis_in(p->v[0], x->ndim);
         if (r->axis < 0)
@@ -410,6 +432,14 @@ gcr_status gcr_infer_view(const gcr_call *c, gcr_meta *out, char *err, size_t er
         out->shape[r.axis] = r.len;
         /* with two or more elements step is below the dim's size, so the stride stays within x's span */
         if (r.len > 1) out->strides[r.axis] = x->strides[r.axis] * r.step;
+        return GCR_OK;
+    case GCR_OP_EXPAND: /* a broadcast dim reads one element: stride 0 */
+        out->ndim = r.ndim;
+        for (int d = 0; d < r.ndim; d++) {
+            int xd = d - (r.ndim - x->ndim);
+            out->shape[d] = r.shape[d];
+            out->strides[d] = xd >= 0 && x->shape[xd] == r.shape[d] ? x->strides[xd] : 0;
+        }
         return GCR_OK;
     default: FAIL(GCR_ERR_INTERNAL, "%s: not a view", opname(c));
     }

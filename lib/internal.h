@@ -67,6 +67,7 @@ void gcr_meta_set_format(gcr_meta *m, gcr_format f); /* dense strides in f (NHWC
 bool gcr_meta_is_contiguous(const gcr_meta *m);
 bool gcr_meta_is_nhwc(const gcr_meta *m);            /* 4-d dense channels-last (and not also row-major) */
 bool gcr_meta_is_dense(const gcr_meta *m);           /* row-major or NHWC dense */
+bool gcr_meta_overlaps(const gcr_meta *m);           /* two elements share memory (an expand: stride 0) */
 bool gcr_meta_same_shape(const gcr_meta *a, const gcr_meta *b);
 bool gcr_meta_equal(const gcr_meta *a, const gcr_meta *b); /* same dtype, shape and strides */
 /* "f32[2,3,4]" with ":nhwc"/":strided" suffixes; returns buf */
@@ -84,7 +85,8 @@ typedef struct gcr_params {
     int64_t v[GCR_MAX_DIMS]; /* as the caller wrote them, so that a graph bound to an input of another
                                 rank or size applies them anew (gcr_resolve): SUM/MEAN/MAX axes (n 0:
                                 all); PERMUTE perm; RESHAPE shape (one -1 allowed), or with flatten set
-                                start_dim, end_dim; SLICE dim, start, end, step; CONCAT axis;
+                                start_dim, end_dim; SLICE dim, start, end, step; EXPAND shape
+                                (-1 keeps a dim); CONCAT axis;
                                 ADAPTIVE_AVG_POOL2D out h, w */
     int keepdim;
     int flatten;         /* RESHAPE written as gcr_flatten */
@@ -109,7 +111,7 @@ typedef struct gcr_resolved {
     bool red[GCR_MAX_DIMS];   /* SUM/MEAN/MAX: the dims reduced */
     int axis;                 /* CONCAT axis, SLICE dim */
     int64_t start, len, step; /* SLICE: first index and number of elements taken */
-    int ndim;                 /* RESHAPE: the new shape */
+    int ndim;                 /* RESHAPE, EXPAND: the new shape */
     int64_t shape[GCR_MAX_DIMS];
 } gcr_resolved;
 /* The one place parameters as written meet the input they apply to: eager calls, gcr_infer, the

@@ -75,6 +75,13 @@ bool gcr_meta_is_nhwc(const gcr_meta *m)
 
 bool gcr_meta_is_dense(const gcr_meta *m) { return gcr_meta_is_contiguous(m) || gcr_meta_is_nhwc(m); }
 
+bool gcr_meta_overlaps(const gcr_meta *m)
+{
+    for (int i = 0; i < m->ndim; i++)
+        if (m->shape[i] > 1 && m->strides[i] == 0) return true;
+    return false;
+}
+
 bool gcr_meta_same_shape(const gcr_meta *a, const gcr_meta *b)
 {
     if (a->ndim != b->ndim) return false;

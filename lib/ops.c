@@ -324,24 +324,120 @@ static gcr_tensor *reshape_of(gcr_ctx *ctx, gcr_call *c)
     return y;
 }
 
+/* A call of op on x with a shape argument (reshape, expand), its rank and array checked first. */
+static bool shape_call(gcr_ctx *ctx, gcr_op op, gcr_tensor *x, int ndim, const int64_t *shape, gcr_call *c)
+{
+    char b[96];
+    const char *fn = gcr_op_table[op].name;
+    if (ndim < 0 || ndim > GCR_MAX_DIMS) {
+        gcr_set_error(ctx, GCR_ERR_SHAPE, "%s: new rank %d outside 0..%d for %s", fn, ndim, GCR_MAX_DIMS,
+                      gcr_meta_str(&x->m, b, sizeof b));
+        return false;
+    }
+    if (ndim > 0 && !shape) {
+        gcr_set_error(ctx, GCR_ERR_INVALID, "%s: NULL shape for new rank %d of %s", fn, ndim,
+                      gcr_meta_str(&x->m, b, sizeof b));
+        return false;
+    }
+    *c = call1(op, x);
+    c->p.n = ndim;
+    for (int i = 0; i < ndim; i++) c->p.v[i] = shape[i];
+    return true;
+}
+
 gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape)
 {
     NEED(ctx, x, "reshape");
+    gcr_call c;
+    return shape_call(ctx, GCR_OP_RESHAPE, x, ndim, shape, &c) ? reshape_of(ctx, &c) : NULL;
+}
+
+gcr_tensor *gcr_expand(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape)
+{
+    NEED(ctx, x, "expand");
+    gcr_call c;
+    return shape_call(ctx, GCR_OP_EXPAND, x, ndim, shape, &c) ? gcr_dispatch(ctx, &c) : NULL;
+}
+
+/* x's dims (leading 1s added up to nd) each reps[d] times: the copies of a dim follow one another
+ * whole (whole: repeat) or each element repeats in place (nearest upsampling). An expand of x with
+ * a size-1 dim beside each repeated one, then one copy (the reshape of the strided expand) that
+ * merges each pair. */
+static gcr_tensor *replicate(gcr_ctx *ctx, gcr_tensor *x, int nd, const int64_t *reps, bool whole)
+{
+    int64_t split[2 * GCR_MAX_DIMS], big[2 * GCR_MAX_DIMS], size[GCR_MAX_DIMS];
+    int k = 0;
+    for (int d = 0; d < nd; d++) {
+        int xd = d - (nd - x->m.ndim);
+        size[d] = xd >= 0 ? x->m.shape[xd] : 1;
+        if (reps[d] != 1 && whole) { split[k] = 1; big[k++] = reps[d]; }
+        split[k] = size[d];
+        big[k++] = size[d];
+        if (reps[d] != 1 && !whole) { split[k] = 1; big[k++] = reps[d]; }
+    }
+    if (k > GCR_MAX_DIMS) {
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "%d dims and %d repeated ones for %s: more than %d dims in all", nd,
+                      k - nd, gcr_meta_str(&x->m, b, sizeof b), GCR_MAX_DIMS);
+        return NULL;
+    }
+    gcr_tensor *a = gcr_reshape(ctx, x, k, split);
+    gcr_tensor *e = a ? gcr_expand(ctx, a, k, big) : NULL;
+    gcr_tensor *y = NULL;
+    if (e) { /* the expand kept every product within GCR_MAX_BYTES */
+        for (int d = 0; d < nd; d++) size[d] *= reps[d];
+        y = gcr_reshape(ctx, e, nd, size);
+    }
+    gcr_tensor_free(a);
+    gcr_tensor_free(e);
+    return y;
+}
+
+gcr_tensor *gcr_repeat(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *reps)
+{
+    NEED(ctx, x, "repeat");
     char b[96];
-    if (ndim < 0 || ndim > GCR_MAX_DIMS) {
-        gcr_set_error(ctx, GCR_ERR_SHAPE, "reshape: new rank %d outside 0..%d for %s", ndim, GCR_MAX_DIMS,
+    bool ok = ndim >= x->m.ndim && ndim <= GCR_MAX_DIMS && (reps || ndim == 0);
+    for (int d = 0; ok && d < ndim; d++) ok = reps[d] >= 0;
+    if (!ok) {
+        gcr_set_error(ctx, GCR_ERR_PARAM, "repeat: %d repeats%s for %s (one per dim, at most %d, each >= 0)", ndim,
+                      reps || ndim == 0 ? "" : " (NULL array)", gcr_meta_str(&x->m, b, sizeof b), GCR_MAX_DIMS);
+        return NULL;
+    }
+    gcr_status before = ctx->status;
+    gcr_tensor *y = replicate(ctx, x, ndim, reps, true);
+    gcr_error_prefix(ctx, before, "repeat");
+    return y;
+}
+
+gcr_tensor *gcr_upsample_nearest2d(gcr_ctx *ctx, gcr_tensor *x, int scale_h, int scale_w)
+{
+    NEED(ctx, x, "upsample_nearest2d");
+    char b[96];
+    if (x->m.ndim != 4 || scale_h < 1 || scale_w < 1) {
+        gcr_set_error(ctx, x->m.ndim != 4 ? GCR_ERR_SHAPE : GCR_ERR_PARAM,
+                      "upsample_nearest2d: scale %dx%d for %s (a 4-d input, scales >= 1)", scale_h, scale_w,
                       gcr_meta_str(&x->m, b, sizeof b));
         return NULL;
     }
-    if (ndim > 0 && !shape) {
-        gcr_set_error(ctx, GCR_ERR_INVALID, "reshape: NULL shape for new rank %d of %s", ndim,
-                      gcr_meta_str(&x->m, b, sizeof b));
-        return NULL;
+    /* NHWC: replicate the [N,H,W,C] view, which is dense, and permute the result back: NHWC too */
+    static const int to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+    bool nhwc = gcr_meta_is_nhwc(&x->m);
+    gcr_status before = ctx->status;
+    gcr_tensor *p = nhwc ? gcr_permute(ctx, x, to_nhwc) : x;
+    int h = nhwc ? 1 : 2;
+    int64_t reps[4] = {1, 1, 1, 1};
+    reps[h] = scale_h;
+    reps[h + 1] = scale_w;
+    gcr_tensor *y = p ? replicate(ctx, p, 4, reps, false) : NULL;
+    if (nhwc) {
+        gcr_tensor *r = y ? gcr_permute(ctx, y, to_nchw) : NULL;
+        gcr_tensor_free(y);
+        gcr_tensor_free(p);
+        y = r;
     }
-    gcr_call c = call1(GCR_OP_RESHAPE, x);
-    c.p.n = ndim;
-    for (int i = 0; i < ndim; i++) c.p.v[i] = shape[i];
-    return reshape_of(ctx, &c);
+    gcr_error_prefix(ctx, before, "upsample_nearest2d");
+    return y;
 }
 
 gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim)

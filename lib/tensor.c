@@ -238,6 +238,9 @@ static gcr_status check_io(const gcr_tensor *t, const void *p, size_t bytes, boo
     GCR_CHECK(t->ctx, p, GCR_ERR_INVALID, "%s: NULL host pointer for %s", fn, gcr_meta_str(&t->m, b, sizeof b));
     GCR_CHECK(t->ctx, bytes == gcr_tensor_nbytes(t), GCR_ERR_SHAPE, "%s: %zu bytes given, %s holds %zu", fn,
               bytes, gcr_meta_str(&t->m, b, sizeof b), gcr_tensor_nbytes(t));
+    GCR_CHECK(t->ctx, !write || !gcr_meta_overlaps(&t->m), GCR_ERR_INVALID,
+              "%s: %s is an expand view whose elements share memory: write into its source", fn,
+              gcr_meta_str(&t->m, b, sizeof b));
     /* traced tensors, and any tensor while a capture or region body records, follow the recorder's
      * rules; a tensor without data needs one to have been made */
     if (!t->st || t->ctx->mode != GCR_MODE_EAGER) {

@@ -123,6 +123,14 @@ static int fm_matmul_pro_b(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
+/* a fused pointwise chain (gelu among it) reading an expand view: stride-0 loads on dims 0 and 2 */
+static int fm_expand(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *e = gcr_expand(ctx, in[1], 4, (int64_t[]){2, 6, 5, 8});
+    out[0] = gcr_gelu(ctx, gcr_add(ctx, gcr_mul(ctx, in[0], e), e));
+    return 1;
+}
+
 typedef struct fm_case {
     const char *name;
     cu_model fn;
@@ -147,6 +155,7 @@ static const fm_case fm_cases[] = {
     {"strided", fm_strided, 1, {{3, {5, 7, 9}, 0, 1, 0}}, 1},
     {"pool_epi", fm_pool_epi, 1, {{4, {2, 5, 11, 9}, 0, 0, 0}}, 2},
     {"matmul_pro_b", fm_matmul_pro_b, 2, {{2, {6, 10}, 0, 0, 0}, {2, {10, 7}, 0, 0, 0}}, 0},
+    {"expand", fm_expand, 2, {{4, {2, 6, 5, 8}, 0, 0, 0}, {3, {6, 1, 8}, 0, 1, 0}}, 1},
 };
 #define FM_REFUSED "matmul_pro_b" /* the one case codegen must refuse */
 #define FM_N_CASES ((int)(sizeof fm_cases / sizeof fm_cases[0]))

@@ -4,7 +4,8 @@
  * width; casts between all dtypes; plus the backend's error paths (OOM, compile failure), the module
  * cache (memory hit, disk file, corrupt file), allocator reuse, and the kernels' limits (each side
  * of each one, checked on the host; on the GPU, refused at the call eagerly, under capture and at a
- * bind alike). Skips the GPU parts without a GPU. */
+ * bind alike); expand views (stride 0) read by each kernel family, and repeat and nearest upsampling.
+ * Skips the GPU parts without a GPU. */
 #include "harness.h"
 #include "cuda/cuda_ops.h"
 #include <dirent.h>
@@ -801,6 +802,43 @@ static void test_limits_prologue(void)
     gcr_tensor_free(bc);
 }
 
+/* expand views (stride 0) read by pointwise, copy, reduction and matmul kernels, and expand's
+ * composites repeat and nearest upsampling, from each layout (NHWC stays NHWC) */
+static void test_expand(void)
+{
+    char what[128];
+    for (int f = 0; f < 3; f++)
+        for (int k = 0; k < 4; k++) {
+            spec s = layout(k, FL[f]);
+            pair x = mk(&s, -3, 3);
+            gcr_tensor *sg = gcr_slice(G, x.g, 2, 3, 4, 1), *sc = gcr_slice(C, x.c, 2, 3, 4, 1); /* [3,5,1,9] */
+            int64_t to[5] = {2, 3, 5, 6, 9};
+            gcr_tensor *eg = gcr_expand(G, sg, 5, to), *ec = gcr_expand(C, sc, 5, to);
+            const char *dt = gcr_dtype_name(FL[f]);
+            snprintf(what, sizeof what, "gelu(expand) %s %s", dt, LAYOUT[k]);
+            same(gcr_gelu(G, eg), gcr_gelu(C, ec), FL[f], what);
+            snprintf(what, sizeof what, "x * expand %s %s", dt, LAYOUT[k]);
+            same(gcr_mul(G, x.g, eg), gcr_mul(C, x.c, ec), FL[f], what);
+            snprintf(what, sizeof what, "contiguous(expand) %s %s", dt, LAYOUT[k]);
+            same(gcr_contiguous(G, eg, GCR_NCHW), gcr_contiguous(C, ec, GCR_NCHW), FL[f], what);
+            int ax[2] = {0, 3};
+            snprintf(what, sizeof what, "sum(expand) %s %s", dt, LAYOUT[k]);
+            same(gcr_sum(G, eg, ax, 2, 0), gcr_sum(C, ec, ax, 2, 0), FL[f], what);
+            spec ws = {FL[f], 2, {9, 4}, GCR_NCHW, 0, {0}, 0, 0};
+            pair w = mk(&ws, -1, 1);
+            snprintf(what, sizeof what, "expand @ w %s %s", dt, LAYOUT[k]);
+            same(gcr_matmul(G, eg, w.g), gcr_matmul(C, ec, w.c), FL[f], what);
+            snprintf(what, sizeof what, "repeat %s %s", dt, LAYOUT[k]);
+            int64_t reps[5] = {2, 1, 2, 1, 3};
+            same(gcr_repeat(G, x.g, 5, reps), gcr_repeat(C, x.c, 5, reps), FL[f], what);
+            snprintf(what, sizeof what, "upsample_nearest2d %s %s", dt, LAYOUT[k]);
+            same(gcr_upsample_nearest2d(G, x.g, 3, 2), gcr_upsample_nearest2d(C, x.c, 3, 2), FL[f], what);
+            gcr_tensor_free(sg), gcr_tensor_free(sc), gcr_tensor_free(eg), gcr_tensor_free(ec);
+            drop(w);
+            drop(x);
+        }
+}
+
 int main(void)
 {
     h_seed(20261122);
@@ -825,6 +863,7 @@ int main(void)
     RUN(test_limits_at_call);
     RUN(test_limits_bind);
     RUN(test_limits_prologue);
+    RUN(test_expand);
     CHECK_OK(G, gcr_ctx_sync(G));
     gcr_ctx_destroy(G);
     gcr_ctx_destroy(C);

@@ -3,7 +3,8 @@
  * one kernel; an intermediate that is also an output gives one kernel with two outputs; the
  * squeeze-excite pattern; reductions, linear/matmul epilogues, horizontal fusion (hundreds of
  * siblings too), cycles the fuser must refuse, the knobs (fusion, single_node, skip_fuse,
- * horizontal), and the backend's operand budget (every fused kernel within it, as codegen counts). */
+ * horizontal), the backend's operand budget (every fused kernel within it, as codegen counts), and
+ * pointwise chains reading expand views (stride-0 loads) and expand's composites. */
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "../lib/cuda/codegen.h"
@@ -479,6 +480,45 @@ static void test_compile_fallback(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* ---------------------------------------------------------------- expand (stride-0 inputs) */
+
+/* a pointwise chain over in[0] [2,5,7,9] reading in[1] [5,1,9] broadcast by expand (stride 0 on
+ * dims 0 and 2), with gelu; a second output reads only the expand */
+static int m_expand_chain(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *e = gcr_expand(ctx, in[1], 4, (int64_t[]){2, 5, 7, 9});
+    out[0] = gcr_gelu(ctx, gcr_add(ctx, gcr_mul(ctx, in[0], e), e));
+    out[1] = gcr_relu(ctx, e);
+    return 2;
+}
+
+/* the composites: a copy of the expand, then pointwise over the copy */
+static int m_repeat_upsample(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    out[0] = gcr_relu(ctx, gcr_repeat(ctx, in[0], 4, (int64_t[]){1, 2, 1, 3}));
+    out[1] = gcr_add_scalar(ctx, gcr_upsample_nearest2d(ctx, in[0], 2, 3), 1.0f);
+    return 2;
+}
+
+static void test_expand(void)
+{
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int t = 0; t < 3; t++)
+        for (int p = 0; p < 2; p++) { /* in[1] dense, then a permuted view */
+            cu_input ins[] = {in_x, {3, {5, 1, 9}, 0, p, 0}};
+            int k = kernels_of(ctx, m_expand_chain, ins, 2, dts[t], GCR_NCHW, NULL);
+            CHECK(k == 1, "mul, add, gelu and relu over an expand: 1 kernel (%s%s), got %d", gcr_dtype_name(dts[t]),
+                  p ? ", permuted" : "", k);
+        }
+    for (int f = 0; f < 2; f++)
+        for (int p = 0; p < 2; p++) {
+            cu_input in = {4, {2, 5, 7, 9}, 0, p, 0};
+            kernels_of(ctx, m_repeat_upsample, &in, 1, GCR_F32, f ? GCR_NHWC : GCR_NCHW, NULL);
+        }
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_hardswish);
@@ -493,6 +533,7 @@ static void all(void)
     RUN(test_budget_sweep);
     RUN(test_plan);
     RUN(test_compile_fallback);
+    RUN(test_expand);
 }
 
 int main(void)

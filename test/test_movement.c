@@ -1,8 +1,8 @@
 /* test_movement.c — views and copies on the CPU, compared exactly with index arithmetic done
  * here: reshape (-1; a view of contiguous tensors, a copy of strided ones), flatten, permute,
  * slice (steps, negative and out-of-range bounds), contiguous to NHWC and back (raw bytes, any
- * dtype), concat on each axis with NHWC/strided/mixed inputs, dropout, and host transfer of
- * NHWC and strided tensors. */
+ * dtype), concat on each axis with NHWC/strided/mixed inputs, dropout, host transfer of NHWC and
+ * strided tensors, and expand (stride-0 views) with its composites repeat and nearest upsampling. */
 #include "harness.h"
 
 static int64_t numel_of(int nd, const int64_t *s)
@@ -364,6 +364,175 @@ static void test_host_transfer(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* ---------------------------------------------------------------- expand and its composites */
+
+/* the element of x (shape xs[xnd]) that element i (row-major over o[nd]) of a broadcast of x reads:
+ * x's dims are the trailing ones; a dim of size 1 reads index 0, any other index idx % xs (which
+ * is idx itself for an expand, and the tiling of repeat) */
+static int64_t src_of(int64_t i, int nd, const int64_t *o, int xnd, const int64_t *xs)
+{
+    int64_t idx[GCR_MAX_DIMS], src[GCR_MAX_DIMS];
+    unravel(i, nd, o, idx);
+    for (int d = 0; d < xnd; d++) src[d] = idx[d + nd - xnd] % xs[d];
+    return ravel(xnd, xs, src);
+}
+
+/* a view with stride 0 on the broadcast dims: values, a pointwise op and a copy reading it, its
+ * storage shared with x, and the refusals (shapes, a write into it) */
+static void test_expand(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    int64_t xs[3] = {3, 1, 5};
+    float *host = h_randn(15, -1, 1);
+    static const struct { int nd; int64_t want[5], got[5]; } cases[] = {
+        {3, {3, 4, 5}, {3, 4, 5}},       {4, {2, 3, 7, 5}, {2, 3, 7, 5}}, {3, {-1, 6, -1}, {3, 6, 5}},
+        {3, {3, 1, 5}, {3, 1, 5}},       {5, {2, 1, 3, 0, 5}, {2, 1, 3, 0, 5}}, {3, {3, 0, 5}, {3, 0, 5}},
+    };
+    for (int l = 0; l < H_LAYOUTS; l++)
+        for (int k = 0; k < (int)(sizeof cases / sizeof *cases); k++) {
+            uint64_t sc = gcr_scope_begin(ctx);
+            int nd = cases[k].nd;
+            const int64_t *o = cases[k].got;
+            gcr_tensor *x = h_view(ctx, GCR_F32, 3, xs, l, host);
+            gcr_tensor *y = gcr_expand(ctx, x, nd, cases[k].want);
+            if (!CHECK(h_shape_is(y, nd, o), "expand #%d %s: %s", k, h_layout_name(l), gcr_ctx_error(ctx))) {
+                gcr_ctx_clear_error(ctx);
+                gcr_scope_end(ctx, sc);
+                continue;
+            }
+            for (int d = 0; d < nd; d++) {
+                int xd = d - (nd - 3);
+                if (o[d] > 1 && (xd < 0 || xs[xd] == 1))
+                    CHECK(gcr_tensor_stride(y, d) == 0, "expand #%d %s: dim %d stride 0", k, h_layout_name(l), d);
+            }
+            int64_t n = numel_of(nd, o);
+            gcr_tensor *twice = gcr_add(ctx, y, y), *copy = gcr_contiguous(ctx, y, GCR_NCHW);
+            float *got = h_read(y), *got2 = h_read(twice), *got3 = h_read(copy);
+            int64_t bad = -1;
+            for (int64_t i = 0; i < n && bad < 0; i++) {
+                float want = host[src_of(i, nd, o, 3, xs)];
+                if (got[i] != want || got2[i] != 2 * want || got3[i] != want) bad = i;
+            }
+            CHECK(bad < 0, "expand #%d %s: element %lld (view, add, contiguous)", k, h_layout_name(l), (long long)bad);
+            free(got), free(got2), free(got3);
+            gcr_scope_end(ctx, sc);
+        }
+    /* the view shares x's storage: new data in x shows through it */
+    gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 3, xs, GCR_NCHW, host);
+    gcr_tensor *y = gcr_expand(ctx, x, 3, (int64_t[]){3, 2, 5});
+    float neg[15], back[30];
+    for (int i = 0; i < 15; i++) neg[i] = -host[i];
+    CHECK_OK(ctx, gcr_tensor_from_host(x, neg, sizeof neg));
+    CHECK_OK(ctx, gcr_tensor_to_host(y, back, sizeof back));
+    CHECK(back[0] == neg[0] && back[5] == neg[0] && back[29] == neg[14], "expand is a view of x's storage");
+    CHECK(gcr_tensor_from_host(y, back, sizeof back) == GCR_ERR_INVALID && strstr(gcr_ctx_error(ctx), "expand"),
+          "a write into an expand view is refused: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    /* refusals */
+    static const struct { int nd; int64_t s[4]; gcr_status st; } bad[] = {
+        {3, {3, 2, 6}, GCR_ERR_SHAPE},     /* 5 is not size 1 */
+        {2, {1, 5}, GCR_ERR_SHAPE},        /* fewer dims than x */
+        {4, {-1, 3, 1, 5}, GCR_ERR_SHAPE}, /* -1 on a new dim */
+        {3, {3, -2, 5}, GCR_ERR_SHAPE},
+        {9, {0}, GCR_ERR_SHAPE},           /* beyond GCR_MAX_DIMS */
+    };
+    for (int k = 0; k < (int)(sizeof bad / sizeof *bad); k++) {
+        CHECK(gcr_expand(ctx, x, bad[k].nd, bad[k].s) == NULL && gcr_ctx_status(ctx) == bad[k].st &&
+                  !strncmp(gcr_ctx_error(ctx), "expand: ", 8),
+              "expand refusal #%d: %s", k, gcr_ctx_error(ctx));
+        gcr_ctx_clear_error(ctx);
+    }
+    CHECK(gcr_expand(ctx, x, 3, NULL) == NULL && gcr_ctx_status(ctx) == GCR_ERR_INVALID, "expand: NULL shape");
+    gcr_ctx_clear_error(ctx);
+    free(host);
+    gcr_ctx_destroy(ctx);
+}
+
+/* repeat tiles each dim whole, as PyTorch's repeat, from every layout */
+static void test_repeat(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    int64_t xs[2] = {2, 3};
+    float *host = h_randn(6, -1, 1);
+    static const struct { int nd; int64_t reps[4], got[4]; } cases[] = {
+        {2, {2, 3}, {4, 9}}, {3, {3, 1, 2}, {3, 2, 6}}, {2, {1, 1}, {2, 3}}, {2, {2, 0}, {4, 0}}, {4, {2, 1, 2, 2}, {2, 1, 4, 6}},
+    };
+    for (int l = 0; l < H_LAYOUTS; l++)
+        for (int k = 0; k < (int)(sizeof cases / sizeof *cases); k++) {
+            uint64_t sc = gcr_scope_begin(ctx);
+            int nd = cases[k].nd;
+            const int64_t *o = cases[k].got;
+            gcr_tensor *x = h_view(ctx, GCR_F32, 2, xs, l, host);
+            gcr_tensor *y = gcr_repeat(ctx, x, nd, cases[k].reps);
+            if (CHECK(h_shape_is(y, nd, o) && gcr_tensor_is_contiguous(y), "repeat #%d %s: %s", k, h_layout_name(l),
+                      gcr_ctx_error(ctx))) {
+                float *got = h_read(y);
+                int64_t bad = -1, n = numel_of(nd, o);
+                for (int64_t i = 0; i < n && bad < 0; i++)
+                    if (got[i] != host[src_of(i, nd, o, 2, xs)]) bad = i;
+                CHECK(bad < 0, "repeat #%d %s: element %lld", k, h_layout_name(l), (long long)bad);
+                free(got);
+            }
+            gcr_ctx_clear_error(ctx);
+            gcr_scope_end(ctx, sc);
+        }
+    gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 2, xs, GCR_NCHW, host);
+    CHECK(gcr_repeat(ctx, x, 1, (int64_t[]){2}) == NULL && gcr_ctx_status(ctx) == GCR_ERR_PARAM, "repeat: fewer reps than dims");
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_repeat(ctx, x, 2, (int64_t[]){2, -1}) == NULL && gcr_ctx_status(ctx) == GCR_ERR_PARAM, "repeat: negative");
+    gcr_ctx_clear_error(ctx);
+    gcr_tensor *x5 = gcr_tensor_new(ctx, GCR_F32, 5, (int64_t[]){1, 1, 1, 1, 1}, GCR_NCHW);
+    CHECK(gcr_repeat(ctx, x5, 5, (int64_t[]){2, 2, 2, 2, 2}) == NULL && gcr_ctx_status(ctx) == GCR_ERR_UNSUPPORTED &&
+              !strncmp(gcr_ctx_error(ctx), "repeat: ", 8),
+          "repeat beyond GCR_MAX_DIMS dims in all: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    free(host);
+    gcr_ctx_destroy(ctx);
+}
+
+/* nearest upsampling repeats each pixel in place; NHWC in, NHWC out */
+static void test_upsample(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    int64_t xs[4] = {2, 3, 4, 5};
+    float *host = h_randn(120, -1, 1);
+    static const int scales[][2] = {{2, 3}, {1, 1}, {3, 1}};
+    for (int l = 0; l < H_LAYOUTS; l++)
+        for (int k = 0; k < 3; k++) {
+            uint64_t sc = gcr_scope_begin(ctx);
+            int sh = scales[k][0], sw = scales[k][1];
+            int64_t o[4] = {2, 3, 4 * sh, 5 * sw};
+            gcr_tensor *x = h_view(ctx, GCR_F32, 4, xs, l, host);
+            gcr_tensor *y = gcr_upsample_nearest2d(ctx, x, sh, sw);
+            if (CHECK(h_shape_is(y, 4, o), "upsample %dx%d %s: %s", sh, sw, h_layout_name(l), gcr_ctx_error(ctx))) {
+                CHECK(gcr_tensor_format(y) == (l == H_NHWC ? GCR_NHWC : GCR_NCHW) &&
+                          (l == H_NHWC || gcr_tensor_is_contiguous(y)),
+                      "upsample %s: dense in x's format", h_layout_name(l));
+                float *got = h_read(y);
+                int64_t bad = -1;
+                for (int64_t i = 0; i < 2 * 3 * o[2] * o[3] && bad < 0; i++) {
+                    int64_t idx[4];
+                    unravel(i, 4, o, idx);
+                    idx[2] /= sh;
+                    idx[3] /= sw;
+                    if (got[i] != host[ravel(4, xs, idx)]) bad = i;
+                }
+                CHECK(bad < 0, "upsample %dx%d %s: element %lld", sh, sw, h_layout_name(l), (long long)bad);
+                free(got);
+            }
+            gcr_ctx_clear_error(ctx);
+            gcr_scope_end(ctx, sc);
+        }
+    gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 4, xs, GCR_NCHW, host);
+    CHECK(gcr_upsample_nearest2d(ctx, x, 0, 2) == NULL && gcr_ctx_status(ctx) == GCR_ERR_PARAM, "upsample: scale 0");
+    gcr_ctx_clear_error(ctx);
+    gcr_tensor *x3 = gcr_reshape(ctx, x, 3, (int64_t[]){6, 4, 5});
+    CHECK(gcr_upsample_nearest2d(ctx, x3, 2, 2) == NULL && gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "upsample: 3-d input");
+    gcr_ctx_clear_error(ctx);
+    free(host);
+    gcr_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     RUN(test_reshape);
@@ -374,5 +543,8 @@ int main(void)
     RUN(test_concat);
     RUN(test_dropout);
     RUN(test_host_transfer);
+    RUN(test_expand);
+    RUN(test_repeat);
+    RUN(test_upsample);
     return h_finish();
 }
