@@ -14,7 +14,10 @@ typedef void (*gcr_prof_sink)(void *user, const char *name, double ts_us, double
 
 /* A graph's settings, fixed when it was captured or read from the knobs when it runs. */
 typedef struct gcr_exec_settings {
-    int tf32;              /* f32 1x1 convs and GEMMs may run on TF32 tensor cores (knobs.tf32 at capture) */
+    /* f32 1x1 convs and GEMMs may run on TF32 tensor cores (knobs.tf32 at capture). The CUDA
+     * executor launches every conv and matmul with it; the generic one runs nodes through the
+     * backend's run(), as eager calls, with the ctx's knobs.tf32 of the moment. */
+    int tf32;
     bool graphs;           /* replay the launch sequence as a CUDA Graph (knobs.graphs) */
     gcr_prof_sink prof;    /* NULL: no profiling (knobs.profile) */
     void *prof_user;
