@@ -16,7 +16,7 @@ static void link_front(gcr_lru *l, gcr_lru_link *e)
     l->head.next = e;
 }
 
-static void unlink(gcr_lru_link *e)
+static void lru_unlink(gcr_lru_link *e)
 {
     e->prev->next = e->next;
     e->next->prev = e->prev;
@@ -31,13 +31,13 @@ void gcr_lru_add(gcr_lru *l, gcr_lru_link *e)
 
 void gcr_lru_touch(gcr_lru *l, gcr_lru_link *e)
 {
-    unlink(e);
+    lru_unlink(e);
     link_front(l, e);
 }
 
 void gcr_lru_remove(gcr_lru *l, gcr_lru_link *e)
 {
-    unlink(e);
+    lru_unlink(e);
     l->count--;
 }
 
