@@ -90,6 +90,7 @@ static void test_eager(void)
         gcr_cuda_cache_stats s0, s1;
         gcr_cuda_cache_get_stats(ctx, &s0);
         for (int r = 0; r < REPS; r++) eager_pass(ctx, &in);
+        CHECK_OK(ctx, gcr_ctx_status(ctx));
         CHECK_OK(ctx, gcr_ctx_sync(ctx));
         gcr_cuda_cache_get_stats(ctx, &s1);
         CHECK(same_counts(&s0, &s1), "%s: %d eager passes hashed %d program texts, compiled %d, loaded %d from disk",
@@ -121,6 +122,7 @@ static void test_replay_without_graph(void)
         if (it == 3) gcr_cuda_cache_get_stats(ctx, &s0); /* traced, built and replayed by now */
         GCR_REGION(ctx, "hot") { y = forward(ctx, in.x, in.w, in.a, in.b, &mm); }
     }
+    CHECK_OK(ctx, gcr_ctx_status(ctx));
     CHECK_OK(ctx, gcr_ctx_sync(ctx));
     gcr_cuda_cache_get_stats(ctx, &s1);
     CHECK(same_counts(&s0, &s1), "%d replays hashed %d program texts, compiled %d, loaded %d from disk", REPS,
