@@ -422,6 +422,22 @@ typedef gcr_mma_cfg<128, 32, 16, 4, 2, 1> gcr_cfg_mmat;  /* for N <= 32 */
 template <typename T> struct gcr_dn_is_bf16 { enum { v = 0 }; };
 template <> struct gcr_dn_is_bf16<gcr_dn_bf16> { enum { v = 1 }; };
 
+/* acc += A * B for one m16n8k16 tile of T (f16 or bf16) fragments, f32 accumulate (sm_80+) */
+template <typename T>
+__device__ __forceinline__ void gcr_dn_mma16816(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    if (gcr_dn_is_bf16<T>::v)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 template <typename T, class CFG, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                               Pro &pro, Epi &epi)
@@ -551,18 +567,7 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
-                for (int j = 0; j < NI; j++) {
-                    if (gcr_dn_is_bf16<T>::v)
-                        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                                     "{%8,%9}, {%0,%1,%2,%3};"
-                                     : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
-                                     : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
-                    else
-                        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                                     "{%8,%9}, {%0,%1,%2,%3};"
-                                     : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
-                                     : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
-                }
+                for (int j = 0; j < NI; j++) gcr_dn_mma16816<T>(acc[i][j], a[i], b[j]);
         }
         __syncthreads();
     }
