@@ -396,31 +396,27 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         gcr_dense_tc<T, CFG>(p, x, w, pro, epi);                                                           \
     }
 
+/* the tiles of one 16-bit dtype: gcr_dense_tc{128,64,32}[n|e]_<SFX> */
+#define GCR_DENSE_TC_KERNELS(SFX, T)                                                                       \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128_##SFX, T, gcr_cfg_tc128)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64_##SFX, T, gcr_cfg_tc64)                                             \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32_##SFX, T, gcr_cfg_tc32)                                             \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_##SFX, T, gcr_cfg_tc128n)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_##SFX, T, gcr_cfg_tc64n)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_##SFX, T, gcr_cfg_tc32n)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_##SFX, T, gcr_cfg_tc128e)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_##SFX, T, gcr_cfg_tc64e)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_##SFX, T, gcr_cfg_tc32e)
+
 #endif /* GCR_GEMM_TC_CUH */
 
 #if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_GEMM_BASE_ONLY) && !defined(GCR_GEMM_TC_KERNELS_DONE)
 #define GCR_GEMM_TC_KERNELS_DONE
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
-GCR_DENSE_TC_KERNEL(gcr_dense_tc128_f16, gcr_dn_f16, gcr_cfg_tc128)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc64_f16, gcr_dn_f16, gcr_cfg_tc64)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc32_f16, gcr_dn_f16, gcr_cfg_tc32)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_f16, gcr_dn_f16, gcr_cfg_tc128n)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_f16, gcr_dn_f16, gcr_cfg_tc64n)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_f16, gcr_dn_f16, gcr_cfg_tc32n)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_f16, gcr_dn_f16, gcr_cfg_tc128e)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_f16, gcr_dn_f16, gcr_cfg_tc64e)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_f16, gcr_dn_f16, gcr_cfg_tc32e)
+GCR_DENSE_TC_KERNELS(f16, gcr_dn_f16)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
-GCR_DENSE_TC_KERNEL(gcr_dense_tc128_bf16, gcr_dn_bf16, gcr_cfg_tc128)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc64_bf16, gcr_dn_bf16, gcr_cfg_tc64)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc32_bf16, gcr_dn_bf16, gcr_cfg_tc32)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc128n_bf16, gcr_dn_bf16, gcr_cfg_tc128n)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc64n_bf16, gcr_dn_bf16, gcr_cfg_tc64n)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_bf16, gcr_dn_bf16, gcr_cfg_tc32n)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_bf16, gcr_dn_bf16, gcr_cfg_tc128e)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_bf16, gcr_dn_bf16, gcr_cfg_tc64e)
-GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_bf16, gcr_dn_bf16, gcr_cfg_tc32e)
+GCR_DENSE_TC_KERNELS(bf16, gcr_dn_bf16)
 #endif
 #if defined(GCR_TF32) && (!defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128_tf32, float, gcr_cfg_tc128)
