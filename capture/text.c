@@ -25,29 +25,23 @@ static void describe_value(gcr_text *b, const gcr_ir *ir, int v)
     if (x->out_index >= 0) gcr_text_put(b, " [out %d]", x->out_index);
 }
 
+/* the parameters an op sets (gcr_params is zero where unset) */
 static void describe_params(gcr_text *b, const gcr_node *n)
 {
-    switch (gcr_op_table[n->op].kind) {
-    case GCR_KIND_POINTWISE:
-        if (n->p.has_scalar) gcr_text_put(b, " scalar=%g", n->p.f[0]);
-        if (n->op == GCR_OP_CLAMP) gcr_text_put(b, " lo=%g hi=%g", n->p.f[0], n->p.f[1]);
-        if (n->op == GCR_OP_BATCH_NORM) gcr_text_put(b, " eps=%g", n->p.f[0]);
-        if (n->op == GCR_OP_CAST) gcr_text_put(b, " to=%s", gcr_dtype_name(n->p.dtype));
-        break;
-    case GCR_KIND_CONV:
+    if (n->p.has_scalar) gcr_text_put(b, " scalar=%g", n->p.f[0]);
+    if (n->op == GCR_OP_CLAMP) gcr_text_put(b, " lo=%g hi=%g", n->p.f[0], n->p.f[1]);
+    if (n->op == GCR_OP_BATCH_NORM) gcr_text_put(b, " eps=%g", n->p.f[0]);
+    if (n->op == GCR_OP_CAST) gcr_text_put(b, " to=%s", gcr_dtype_name(n->p.dtype));
+    if (n->op == GCR_OP_CONV2D)
         gcr_text_put(b, " stride=%d,%d pad=%d,%d dil=%d,%d groups=%d", n->p.conv.stride[0], n->p.conv.stride[1],
-                  n->p.conv.padding[0], n->p.conv.padding[1], n->p.conv.dilation[0], n->p.conv.dilation[1],
-                  n->p.conv.groups);
-        break;
-    default:
-        if (n->p.n) {
-            gcr_text_put(b, " v=[");
-            for (int i = 0; i < n->p.n; i++) gcr_text_put(b, i ? ",%lld" : "%lld", (long long)n->p.v[i]);
-            gcr_text_put(b, "]");
-        }
-        if (n->p.keepdim) gcr_text_put(b, " keepdim");
-        break;
+                     n->p.conv.padding[0], n->p.conv.padding[1], n->p.conv.dilation[0], n->p.conv.dilation[1],
+                     n->p.conv.groups);
+    if (n->p.n) {
+        gcr_text_put(b, " v=[");
+        for (int i = 0; i < n->p.n; i++) gcr_text_put(b, i ? ",%lld" : "%lld", (long long)n->p.v[i]);
+        gcr_text_put(b, "]");
     }
+    if (n->p.keepdim) gcr_text_put(b, " keepdim");
 }
 
 size_t gcr_ir_describe(const gcr_ir *ir, char *buf, size_t n)

@@ -13,7 +13,7 @@
 /* ---------------------------------------------------------------- op table */
 
 typedef enum gcr_kind {
-#define K(E, name, infer, cpu, cuda, cuda_limits, ...) GCR_KIND_##E,
+#define K(E, name, infer, cpu, cuda, cuda_limits, cuda_hooked, ...) GCR_KIND_##E,
 #include "kinds.def"
 #undef K
     GCR_KIND_COUNT
@@ -142,6 +142,10 @@ typedef enum gcr_role {
  * matmul first. */
 typedef enum gcr_anchor_pass { GCR_PASS_NONE, GCR_PASS_DENSE, GCR_PASS_REDUCTION } gcr_anchor_pass;
 
+/* The output coordinates a hooked anchor's prologue and epilogue get besides the flat index: n and
+ * the channel at dims 0 and 1 (NC: conv, pool), or the channel at the last dim (LAST: matmul). */
+typedef enum gcr_hook_coords { GCR_HOOK_NONE, GCR_HOOK_NC, GCR_HOOK_LAST } gcr_hook_coords;
+
 /* One row of kinds.def: a kind's shape inference and fusion role. The backends index their own
  * columns of the same rows (lib/cpu/backend.c, lib/cuda/backend.c). */
 typedef struct gcr_kind_info {
@@ -154,6 +158,7 @@ typedef struct gcr_kind_info {
      * none may) */
     bool (*prologue)(const gcr_params *p, int slot);
     const char *skip; /* its GCR_SKIP_FUSE token (NULL: never fused anyway) */
+    gcr_hook_coords hook;
 } gcr_kind_info;
 
 extern const gcr_kind_info gcr_kind_table[GCR_KIND_COUNT];

@@ -31,7 +31,7 @@ static bool prologue_matmul(const gcr_params *p, int slot)
 }
 
 const gcr_kind_info gcr_kind_table[GCR_KIND_COUNT] = {
-#define K(E, nm, inf, cpu, cuda, lim, ...) [GCR_KIND_##E] = {.name = #nm, .infer = inf, __VA_ARGS__},
+#define K(E, nm, inf, cpu, cuda, lim, hooked, ...) [GCR_KIND_##E] = {.name = #nm, .infer = inf, __VA_ARGS__},
 #include "kinds.def"
 #undef K
 };

@@ -4,6 +4,7 @@
  * dtype), concat on each axis with NHWC/strided/mixed inputs, dropout, host transfer of NHWC and
  * strided tensors, and expand (stride-0 views) with its composites repeat and nearest upsampling. */
 #include "harness.h"
+#include <stdbool.h>
 
 static int64_t numel_of(int nd, const int64_t *s)
 {
@@ -377,31 +378,31 @@ static int64_t src_of(int64_t i, int nd, const int64_t *o, int xnd, const int64_
     return ravel(xnd, xs, src);
 }
 
-/* a view with stride 0 on the broadcast dims: values, a pointwise op and a copy reading it, its
- * storage shared with x, and the refusals (shapes, a write into it) */
-static void test_expand(void)
+typedef struct bcase { int nd; int64_t arg[5], got[5]; } bcase;
+
+/* expand (or repeat) of x [xs] by each case's argument, from every layout of x: the result has the
+ * case's shape and element i is x's element src_of(i), read directly, by a pointwise op and by a
+ * copy; an expand has stride 0 on its broadcast dims, a repeat is a dense copy */
+static void broadcast_cases(bool expand, int xnd, const int64_t *xs, const bcase *cases, int nc)
 {
     gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
-    int64_t xs[3] = {3, 1, 5};
-    float *host = h_randn(15, -1, 1);
-    static const struct { int nd; int64_t want[5], got[5]; } cases[] = {
-        {3, {3, 4, 5}, {3, 4, 5}},       {4, {2, 3, 7, 5}, {2, 3, 7, 5}}, {3, {-1, 6, -1}, {3, 6, 5}},
-        {3, {3, 1, 5}, {3, 1, 5}},       {5, {2, 1, 3, 0, 5}, {2, 1, 3, 0, 5}}, {3, {3, 0, 5}, {3, 0, 5}},
-    };
+    float *host = h_randn(numel_of(xnd, xs), -1, 1);
+    const char *name = expand ? "expand" : "repeat";
     for (int l = 0; l < H_LAYOUTS; l++)
-        for (int k = 0; k < (int)(sizeof cases / sizeof *cases); k++) {
+        for (int k = 0; k < nc; k++) {
             uint64_t sc = gcr_scope_begin(ctx);
             int nd = cases[k].nd;
             const int64_t *o = cases[k].got;
-            gcr_tensor *x = h_view(ctx, GCR_F32, 3, xs, l, host);
-            gcr_tensor *y = gcr_expand(ctx, x, nd, cases[k].want);
-            if (!CHECK(h_shape_is(y, nd, o), "expand #%d %s: %s", k, h_layout_name(l), gcr_ctx_error(ctx))) {
+            gcr_tensor *x = h_view(ctx, GCR_F32, xnd, xs, l, host);
+            gcr_tensor *y = expand ? gcr_expand(ctx, x, nd, cases[k].arg) : gcr_repeat(ctx, x, nd, cases[k].arg);
+            if (!CHECK(h_shape_is(y, nd, o) && (expand || gcr_tensor_is_contiguous(y)), "%s #%d %s: %s", name, k,
+                       h_layout_name(l), gcr_ctx_error(ctx))) {
                 gcr_ctx_clear_error(ctx);
                 gcr_scope_end(ctx, sc);
                 continue;
             }
-            for (int d = 0; d < nd; d++) {
-                int xd = d - (nd - 3);
+            for (int d = 0; expand && d < nd; d++) {
+                int xd = d - (nd - xnd);
                 if (o[d] > 1 && (xd < 0 || xs[xd] == 1))
                     CHECK(gcr_tensor_stride(y, d) == 0, "expand #%d %s: dim %d stride 0", k, h_layout_name(l), d);
             }
@@ -410,13 +411,29 @@ static void test_expand(void)
             float *got = h_read(y), *got2 = h_read(twice), *got3 = h_read(copy);
             int64_t bad = -1;
             for (int64_t i = 0; i < n && bad < 0; i++) {
-                float want = host[src_of(i, nd, o, 3, xs)];
+                float want = host[src_of(i, nd, o, xnd, xs)];
                 if (got[i] != want || got2[i] != 2 * want || got3[i] != want) bad = i;
             }
-            CHECK(bad < 0, "expand #%d %s: element %lld (view, add, contiguous)", k, h_layout_name(l), (long long)bad);
+            CHECK(bad < 0, "%s #%d %s: element %lld (result, add, contiguous)", name, k, h_layout_name(l), (long long)bad);
             free(got), free(got2), free(got3);
             gcr_scope_end(ctx, sc);
         }
+    free(host);
+    gcr_ctx_destroy(ctx);
+}
+
+/* a view with stride 0 on the broadcast dims (new dims, -1, size 0), its storage shared with x, and
+ * the refusals (shapes, a write into it) */
+static void test_expand(void)
+{
+    int64_t xs[3] = {3, 1, 5};
+    static const bcase cases[] = {
+        {3, {3, 4, 5}, {3, 4, 5}},       {4, {2, 3, 7, 5}, {2, 3, 7, 5}}, {3, {-1, 6, -1}, {3, 6, 5}},
+        {3, {3, 1, 5}, {3, 1, 5}},       {5, {2, 1, 3, 0, 5}, {2, 1, 3, 0, 5}}, {3, {3, 0, 5}, {3, 0, 5}},
+    };
+    broadcast_cases(true, 3, xs, cases, (int)(sizeof cases / sizeof *cases));
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    float *host = h_randn(15, -1, 1);
     /* the view shares x's storage: new data in x shows through it */
     gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 3, xs, GCR_NCHW, host);
     gcr_tensor *y = gcr_expand(ctx, x, 3, (int64_t[]){3, 2, 5});
@@ -451,32 +468,13 @@ static void test_expand(void)
 /* repeat tiles each dim whole, as PyTorch's repeat, from every layout */
 static void test_repeat(void)
 {
-    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
     int64_t xs[2] = {2, 3};
-    float *host = h_randn(6, -1, 1);
-    static const struct { int nd; int64_t reps[4], got[4]; } cases[] = {
+    static const bcase cases[] = {
         {2, {2, 3}, {4, 9}}, {3, {3, 1, 2}, {3, 2, 6}}, {2, {1, 1}, {2, 3}}, {2, {2, 0}, {4, 0}}, {4, {2, 1, 2, 2}, {2, 1, 4, 6}},
     };
-    for (int l = 0; l < H_LAYOUTS; l++)
-        for (int k = 0; k < (int)(sizeof cases / sizeof *cases); k++) {
-            uint64_t sc = gcr_scope_begin(ctx);
-            int nd = cases[k].nd;
-            const int64_t *o = cases[k].got;
-            gcr_tensor *x = h_view(ctx, GCR_F32, 2, xs, l, host);
-            gcr_tensor *y = gcr_repeat(ctx, x, nd, cases[k].reps);
-            if (CHECK(h_shape_is(y, nd, o) && gcr_tensor_is_contiguous(y), "repeat #%d %s: %s", k, h_layout_name(l),
-                      gcr_ctx_error(ctx))) {
-                float *got = h_read(y);
-                int64_t bad = -1, n = numel_of(nd, o);
-                for (int64_t i = 0; i < n && bad < 0; i++)
-                    if (got[i] != host[src_of(i, nd, o, 2, xs)]) bad = i;
-                CHECK(bad < 0, "repeat #%d %s: element %lld", k, h_layout_name(l), (long long)bad);
-                free(got);
-            }
-            gcr_ctx_clear_error(ctx);
-            gcr_scope_end(ctx, sc);
-        }
-    gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_F32, 2, xs, GCR_NCHW, host);
+    broadcast_cases(false, 2, xs, cases, (int)(sizeof cases / sizeof *cases));
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    gcr_tensor *x = gcr_tensor_new(ctx, GCR_F32, 2, xs, GCR_NCHW);
     CHECK(gcr_repeat(ctx, x, 1, (int64_t[]){2}) == NULL && gcr_ctx_status(ctx) == GCR_ERR_PARAM, "repeat: fewer reps than dims");
     gcr_ctx_clear_error(ctx);
     CHECK(gcr_repeat(ctx, x, 2, (int64_t[]){2, -1}) == NULL && gcr_ctx_status(ctx) == GCR_ERR_PARAM, "repeat: negative");
@@ -486,7 +484,6 @@ static void test_repeat(void)
               !strncmp(gcr_ctx_error(ctx), "repeat: ", 8),
           "repeat beyond GCR_MAX_DIMS dims in all: %s", gcr_ctx_error(ctx));
     gcr_ctx_clear_error(ctx);
-    free(host);
     gcr_ctx_destroy(ctx);
 }
 

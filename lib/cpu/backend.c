@@ -37,7 +37,7 @@ static gcr_status cpu_copy(gcr_ctx *ctx, void *dst, const void *src, size_t byte
 }
 
 static const gcr_run_fn cpu_kernels[GCR_KIND_COUNT] = {
-#define K(E, name, infer, cpu, cuda, cuda_limits, ...) [GCR_KIND_##E] = cpu,
+#define K(E, name, infer, cpu, ...) [GCR_KIND_##E] = cpu,
 #include "../kinds.def"
 #undef K
 };

@@ -65,7 +65,7 @@ static gcr_status cuda_copy(gcr_ctx *ctx, void *dst, const void *src, size_t byt
 }
 
 static const gcr_run_fn cuda_kernels[GCR_KIND_COUNT] = {
-#define K(E, name, infer, cpu, cuda, cuda_limits, ...) [GCR_KIND_##E] = cuda,
+#define K(E, name, infer, cpu, cuda, ...) [GCR_KIND_##E] = cuda,
 #include "../kinds.def"
 #undef K
 };

@@ -9,7 +9,7 @@
 typedef struct hook_gen {
     const gcr_ir *ir;
     const gcr_meta *accm;  /* anchor result meta: idx is an offset in its dense layout */
-    gcr_kind kind;
+    gcr_hook_coords coords; /* the anchor kind's (kinds.def) */
     const int64_t *const *lst; /* per load: strides over the group space */
     int main_load;         /* prologue: the load the anchor itself reads (v), -1 */
     int first_param;       /* param index of load 0 */
@@ -33,9 +33,9 @@ static void epi_offset(gcr_text *b, const hook_gen *h, const int64_t *st)
     put(b, "(0ll");
     for (int d = 0; d < m->ndim; d++) {
         if (st[d] == 0 || m->shape[d] == 1) continue;
-        if ((h->kind == GCR_KIND_CONV || h->kind == GCR_KIND_POOL) && d == 0) put(b, " + n * %lldll", (long long)st[d]);
-        else if ((h->kind == GCR_KIND_CONV || h->kind == GCR_KIND_POOL) && d == 1) put(b, " + o * %lldll", (long long)st[d]);
-        else if (h->kind == GCR_KIND_MATMUL && d == m->ndim - 1) put(b, " + o * %lldll", (long long)st[d]);
+        if (h->coords == GCR_HOOK_NC && d == 0) put(b, " + n * %lldll", (long long)st[d]);
+        else if (h->coords == GCR_HOOK_NC && d == 1) put(b, " + o * %lldll", (long long)st[d]);
+        else if (h->coords == GCR_HOOK_LAST && d == m->ndim - 1) put(b, " + o * %lldll", (long long)st[d]);
         else
             put(b, " + ((idx / %lldll) %% %lldll) * %lldll", (long long)m->strides[d], (long long)m->shape[d], (long long)st[d]);
     }
@@ -56,7 +56,7 @@ static void pro_offset(gcr_text *b, const hook_gen *h, const int64_t *st, int nd
     put(b, "(0ll");
     for (int d = 0; d < nd; d++) {
         if (st[d] == 0) continue;
-        if (h->kind == GCR_KIND_MATMUL) put(b, " + c * %lldll", (long long)st[d]); /* only the last dim varies */
+        if (h->coords == GCR_HOOK_LAST) put(b, " + c * %lldll", (long long)st[d]); /* only the last dim varies */
         else put(b, " + %s * %lldll", d == 0 ? "n" : "c", (long long)st[d]);
     }
     put(b, ")");
@@ -75,11 +75,11 @@ static void pro_load(gcr_text *b, const gcr_emit *ec, int l)
 }
 
 /* the loads of a prologue may vary only along (n, c) for conv/pool, the last dim for matmul */
-static bool pro_load_ok(gcr_kind kind, const int64_t *st, const gcr_meta *space)
+static bool pro_load_ok(gcr_hook_coords coords, const int64_t *st, const gcr_meta *space)
 {
     for (int d = 0; d < space->ndim; d++) {
         if (st[d] == 0 || space->shape[d] == 1) continue;
-        if (kind == GCR_KIND_MATMUL ? d != space->ndim - 1 : d > 1) return false;
+        if (coords == GCR_HOOK_LAST ? d != space->ndim - 1 : d > 1) return false;
     }
     return true;
 }
@@ -114,19 +114,19 @@ static void hook_macro(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *cg, c
 gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
 {
     const gcr_node *A = &ir->nodes[K->anchor];
-    gcr_kind kind = gcr_op_table[A->op].kind;
+    const gcr_kind_info *kind = gcr_kind_of(A->op);
     const gcr_value *acc = &ir->values[K->acc_value];
     for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
         if (K->pro[j]) return gcr_cg_unsupported(cg, "%s: a prologue on %s input %d (the kernel hooks only input 0)", K->name,
                                           gcr_op_table[A->op].name, j);
-    if (kind == GCR_KIND_POOL && K->pro[0])
+    if (!kind->prologue && K->pro[0])
         return gcr_cg_unsupported(cg, "%s: a prologue on a pool (its padding reads the raw input)", K->name);
     if (A->op == GCR_OP_MATMUL && K->pro[0] && ir->values[A->in[0]].m.ndim < 2)
         return gcr_cg_unsupported(cg, "%s: a prologue on a 1-d matmul operand", K->name);
     cg->type = GCR_CG_HOOKED;
     cg->x_value = -1;
     gcr_cg_fn_name(K, cg->fn, sizeof cg->fn);
-    hook_gen h = {ir, &acc->m, kind, NULL, -1, 0};
+    hook_gen h = {ir, &acc->m, kind->hook, NULL, -1, 0};
     gcr_text b = gcr_text_growing();
     put(&b, "/* %s: hooks of the %s kernel */\n#include \"common.cuh\"\n", K->name, gcr_op_table[A->op].name);
     const gcr_group *pg = K->pro[0], *eg = &K->epi;
@@ -141,12 +141,12 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
                 const gcr_value *x = &ir->values[pg->in[l].value];
                 if (x->m.dtype != udt || !gcr_meta_same_shape(&x->m, &pg->space) || !same_strides(pg->in[l].strides, &x->m))
                     continue;
-                if (pass == 0 && pro_load_ok(kind, pg->in[l].strides, &pg->space)) continue; /* prefer the full-size one */
+                if (pass == 0 && pro_load_ok(kind->hook, pg->in[l].strides, &pg->space)) continue; /* prefer the full-size one */
                 main = l;
             }
         if (main < 0) return gcr_cg_unsupported(cg, "%s: no prologue load can stand for the anchor's input", K->name);
         for (int l = 0; l < pg->n_in; l++)
-            if (l != main && !pro_load_ok(kind, pg->in[l].strides, &pg->space))
+            if (l != main && !pro_load_ok(kind->hook, pg->in[l].strides, &pg->space))
                 return gcr_cg_unsupported(cg, "%s: prologue load %d varies along more than the hooked coordinates", K->name, l);
         cg->x_value = pg->in[main].value;
         h.main_load = main;
@@ -198,7 +198,7 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
             put(&b, ", e%d);\n", eg->out[o].expr);
         }
         put(&b, "}\n");
-        bool has_bias = (kind == GCR_KIND_CONV || A->op == GCR_OP_LINEAR) && A->n_in > 2 && A->in[2] >= 0;
+        bool has_bias = A->n_in > 2 && A->in[2] >= 0; /* conv2d's and linear's input 2 */
         hook_macro(&b, ir, cg, "GCR_EPILOGUE(acc, n, o, idx)", "_epi",
                    has_bias ? "(acc) + gcr_dn_ld(bias, (o)), (n), (o), (idx)" : "(acc), (n), (o), (idx)");
     }

@@ -52,7 +52,29 @@ typedef struct cuda_state {
     gcr_cuda_graph_stats gs;
 } cuda_state;
 
-static const char *anchor_file(gcr_op op) { return gcr_op_table[op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh"; }
+/* A hooked anchor kind's launch (kinds.def names one per kind, column cuda_hooked): the template its
+ * hooks go into (named in dumps), its launcher, and whether its eager launches take the graph's
+ * numeric mode (TF32) rather than go through the backend's run(). */
+typedef struct cuda_hooked {
+    const char *file;
+    gcr_status (*launch)(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
+    bool tf32;
+} cuda_hooked;
+
+static const cuda_hooked conv_hooked = {"conv.cuh", gcr_cuda_conv2d_hooked, true};
+static const cuda_hooked matmul_hooked = {"conv.cuh", gcr_cuda_matmul_hooked, true};
+static const cuda_hooked pool_hooked = {"pool.cuh", gcr_cuda_pool_hooked, false};
+
+static const cuda_hooked *const hooked_kinds[GCR_KIND_COUNT] = {
+#define K(E, name, infer, cpu, cuda, cuda_limits, cuda_hooked, ...) [GCR_KIND_##E] = cuda_hooked,
+#include "../kinds.def"
+#undef K
+};
+
+/* NULL for an op of a kind without hooks */
+static const cuda_hooked *hooked_of(gcr_op op) { return hooked_kinds[gcr_op_table[op].kind]; }
+
+static const char *anchor_file(gcr_op op) { return hooked_of(op) ? hooked_of(op)->file : "?"; }
 
 static void dump_source(gcr_exec_job *j, const cuda_state *st)
 {
@@ -79,19 +101,17 @@ static void dump_source(gcr_exec_job *j, const cuda_state *st)
 /* A conv, matmul or pool call through its hooked launcher (h: the hooks and the graph's settings). */
 static gcr_status anchor_launch(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
-    switch (gcr_op_table[c->op].kind) {
-    case GCR_KIND_CONV: return gcr_cuda_conv2d_hooked(ctx, c, out, h);
-    case GCR_KIND_MATMUL: return gcr_cuda_matmul_hooked(ctx, c, out, h);
-    default: return gcr_cuda_pool_hooked(ctx, c, out, h);
-    }
+    const cuda_hooked *k = hooked_of(c->op);
+    GCR_CHECK(ctx, k, GCR_ERR_INTERNAL, "cuda: %s is no hooked anchor", gcr_op_table[c->op].name);
+    return k->launch(ctx, c, out, h);
 }
 
 /* An eager node of the launch list: convs and matmuls with the graph's numeric mode, the rest
  * through the backend's run(). */
 static gcr_status eager_run(gcr_exec_job *j, const gcr_call *c, gcr_tensor *out)
 {
-    gcr_kind kind = gcr_op_table[c->op].kind;
-    if (kind != GCR_KIND_CONV && kind != GCR_KIND_MATMUL) return j->ctx->be->run(j->ctx, c, out);
+    const cuda_hooked *k = hooked_of(c->op);
+    if (!k || !k->tf32) return j->ctx->be->run(j->ctx, c, out);
     gcr_cuda_hooks h = {.tf32 = j->set.tf32};
     return anchor_launch(j->ctx, c, out, &h);
 }
