@@ -24,7 +24,7 @@ one_run() {
   local bin=$1 dt=${2%-tf32} b=$3 tf=0 out
   [ "$2" = "$dt" ] || tf=1
   out=$(GCR_TF32=$tf "$bin" --model large --batch "$b" --dtype "$dt" --layout "$LAYOUT" --device "${DEVICE:-cuda}" \
-        --modes graph --iters "$ITERS" --reference none 2>&1) || { echo fail; return; }
+        --modes graph --iters "$ITERS" --reference none 2>&1) || { echo "$out" | tail -3 >&2; echo fail; return; }
   echo "$out" | awk '$1 == "captured+graph" && $2 ~ /^[0-9.]+$/ {print $2, $4; found = 1} END {if (!found) print "fail"}'
 }
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -33,14 +33,16 @@ echo "| config | before ms | after ms | after/before | kernels before | kernels 
 echo "|---|---|---|---|---|---|"
 for c in $CONFIGS; do
   dt=${c%%:*} b=${c##*:} ta="" tb="" ka=? kb=?
+  failed=""
   for r in $(seq 1 "$ROUNDS"); do
     if [ $((r % 2)) -eq 1 ]; then order="A B"; else order="B A"; fi
     for side in $order; do
       if [ "$side" = A ]; then res=$(one_run "$A" "$dt" "$b"); else res=$(one_run "$B" "$dt" "$b"); fi
-      [ "$res" = fail ] && { echo "| $c | run of $side failed |"; continue 2; }
+      [ "$res" = fail ] && { failed=$side; break 2; }
       if [ "$side" = A ]; then ta="$ta ${res% *}"; ka=${res#* }; else tb="$tb ${res% *}"; kb=${res#* }; fi
     done
   done
+  [ -z "$failed" ] || { echo "| $dt b$b | the $failed build's run failed (its output is above) |"; continue; }
   ma=$(echo $ta | tr ' ' '\n' | median); mb=$(echo $tb | tr ' ' '\n' | median)
   echo "| $dt b$b | $ma | $mb | $(awk -v a="$ma" -v b="$mb" 'BEGIN {printf "%.3f", b / a}') | $ka | $kb |"
 done
