@@ -115,8 +115,9 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
 {
     __shared__ __align__(16) float wsm[GCR_DIRECT_W];
     const int M = (int)p.M, N = (int)p.N, K = (int)p.K, KP = (K + 3) & ~3, taps = (int)(p.KH * p.KW);
+    const int zo_o = gcr_dn_zo_o(p);
     const gcr_dn_blk blk = gcr_dn_block<0, 0>(p); /* rows by grid-stride loop: no tile */
-    const int zn = blk.zn, zc = blk.zc, zo_o = blk.zo_o;
+    const int zn = blk.zn, zc = blk.zc;
     const long long zo = blk.zo;
     x += blk.za;
     w += blk.zb;

@@ -118,12 +118,11 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     stage *sg = (stage *)raw;
     float (*Cs)[LDC] = (float (*)[LDC])raw;
 
+    const int t = threadIdx.x, M = (int)p.M, N = (int)p.N, K = (int)p.K;
     const gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
+    const int r0 = blk.r0, c0 = blk.c0, zn = blk.zn, zc = blk.zc, sp = (int)(p.OH * p.OW);
     x += blk.za;
     w += blk.zb;
-    const int t = threadIdx.x, r0 = blk.r0, c0 = blk.c0;
-    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, zn = blk.zn, zc = blk.zc;
-    const int sp = (int)(p.OH * p.OW);
     for (int i = t; i < BM; i += NT) {
         int r = r0 + i;
         if (r < M) {
@@ -370,7 +369,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             int f = t % fast, s = t / fast;
             for (int e = t; e < nr * nc; e += NT) {
                 const int r = rows_fast ? f : s, c = rows_fast ? s : f;
-                epi(Cs[r][c], rown[rb + r] + zn, c0 + c + blk.zo_o, blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+                epi(Cs[r][c], rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
                 f += df;
                 s += ds;
                 if (f >= fast) {
