@@ -15,7 +15,7 @@ static gcr_tensor *as_f32(gcr_ctx *ctx, gcr_tensor *t, gcr_tensor **made)
     return *made = gcr_cast(ctx, t, GCR_F32);
 }
 
-/* eager helpers that tolerate NULL (errors are caught by the caller through ctx->status) */
+/* eager helpers that tolerate NULL (the caller's eager section catches their errors) */
 static gcr_tensor *fold_f32(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b, gcr_tensor *mean, gcr_tensor *var,
                             gcr_tensor *gamma, gcr_tensor *beta, float eps, gcr_tensor **bias_out);
 
@@ -87,21 +87,14 @@ gcr_status gcr_pass_fold_bn(gcr_ir *ir)
         if (!consts || nb->in[1] < 0 || nb->in[2] < 0) continue;
 
         /* the folding runs eagerly; a failure leaves the pair unfolded and the ctx's error as it was */
-        gcr_status saved = ctx->status;
-        char saved_err[sizeof ctx->err];
-        memcpy(saved_err, ctx->err, sizeof saved_err);
-        ctx->status = GCR_OK;
-        gcr_mode mode = ctx->mode;
-        ctx->mode = GCR_MODE_EAGER;
+        gcr_eager_section sec;
+        gcr_eager_begin(ctx, &sec);
 #define EXT(k) (nb->in[k] >= 0 ? ir->values[nb->in[k]].ext : NULL)
         gcr_tensor *bias = NULL;
         gcr_tensor *w2 = fold_weights(ctx, ir->values[nc->in[1]].ext, nc->in[2] >= 0 ? ir->values[nc->in[2]].ext : NULL,
                                       EXT(1), EXT(2), EXT(3), EXT(4), nb->p.f[0], &bias);
 #undef EXT
-        ctx->mode = mode;
-        gcr_status st = ctx->status;
-        ctx->status = saved;
-        memcpy(ctx->err, saved_err, sizeof saved_err);
+        gcr_status st = gcr_eager_end(ctx, &sec);
         if (st != GCR_OK || !w2 || !bias) {
             gcr_tensor_free(w2);
             gcr_tensor_free(bias);

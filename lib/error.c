@@ -1,4 +1,5 @@
-/* error.c — the sticky per-context status and its message, and opt-in logging. */
+/* error.c — the sticky per-context status and its message, eager sections (lib work that runs ops
+ * apart from the user's error state), and opt-in logging. */
 #include "internal.h"
 #include <stdio.h>
 
@@ -73,4 +74,23 @@ void gcr_ctx_clear_error(gcr_ctx *ctx)
     ctx->status = GCR_OK;
     ctx->capture_err = GCR_OK;
     ctx->err[0] = 0;
+}
+
+void gcr_eager_begin(gcr_ctx *ctx, gcr_eager_section *s)
+{
+    s->mode = ctx->mode;
+    s->status = ctx->status;
+    memcpy(s->err, ctx->err, sizeof s->err);
+    ctx->mode = GCR_MODE_EAGER;
+    ctx->status = GCR_OK;
+    ctx->err[0] = 0;
+}
+
+gcr_status gcr_eager_end(gcr_ctx *ctx, gcr_eager_section *s)
+{
+    gcr_status st = ctx->status;
+    ctx->mode = s->mode;
+    ctx->status = s->status;
+    memcpy(ctx->err, s->err, sizeof s->err);
+    return st;
 }

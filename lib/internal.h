@@ -337,6 +337,19 @@ gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
  * "softmax: max: axis 5 ...", "weights: model.safetensors: tensor 'w': ...". */
 void gcr_error_prefix(gcr_ctx *ctx, gcr_status before, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void gcr_info(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));     /* level 2 */
+/* An eager section inside library work (a pass computing constants, e.g. BN folding, while a
+ * capture may be open): gcr_eager_begin saves ctx's mode, status and message and clears them, so
+ * the ops in between run eagerly and any one that fails is seen; gcr_eager_end returns the first
+ * error of the section and puts ctx's mode, status and message back as they were. The section's
+ * error is the caller's to report: it never reaches the user's ctx. Sections do not nest. */
+typedef struct gcr_eager_section {
+    gcr_mode mode;
+    gcr_status status;
+    char err[sizeof ((gcr_ctx *)0)->err];
+} gcr_eager_section;
+void gcr_eager_begin(gcr_ctx *ctx, gcr_eager_section *s);
+gcr_status gcr_eager_end(gcr_ctx *ctx, gcr_eager_section *s);
+
 void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* level 1 */
 
 /* Internal check macros: record the failed expression with file:line on ctx and return. */

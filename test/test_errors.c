@@ -4,8 +4,9 @@
  * permute errors, bad axes, clamp bounds, conv/pool parameters, linear/matmul/concat/batch_norm
  * shapes, messages that name the op called and the values passed, bad parameters failing at the
  * call under capture exactly as eagerly, allocation failure, tensors of another context, sticky
- * errors. */
+ * errors, and the library's eager sections (lib/error.c), which keep their errors off the ctx. */
 #include "harness.h"
+#include "internal.h"
 
 /* Huge allocations must fail with NULL under ASan too, not abort the test (visible to the ASan
  * runtime although tests build with -fvisibility=hidden). */
@@ -414,6 +415,45 @@ static void test_sticky(void)
     CHECK(gcr_ctx_status(ctx) == GCR_OK && !strcmp(gcr_ctx_error(ctx), ""), "cleared");
 }
 
+/* An eager section (what BN folding runs in at capture end) returns its own first error and leaves
+ * the ctx's mode, status and message as they were: inside an open capture its ops run eagerly (they
+ * have data) and a failing one neither reaches the user's error nor fails the capture. */
+static void test_eager_section(void)
+{
+    gcr_tensor *a = T(GCR_F32, 2, S(3, 4)), *b = T(GCR_F32, 1, S(5));
+    CHECK(gcr_add(ctx, a, b) == NULL && gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "the user's error");
+    char before[sizeof ctx->err];
+    snprintf(before, sizeof before, "%s", gcr_ctx_error(ctx));
+    gcr_eager_section sec;
+    gcr_eager_begin(ctx, &sec);
+    CHECK(gcr_ctx_status(ctx) == GCR_OK, "a section starts clear");
+    CHECK(gcr_relu(ctx, T(GCR_I32, 1, S(2))) == NULL, "failing op in the section");
+    gcr_status st = gcr_eager_end(ctx, &sec);
+    CHECK(st == GCR_ERR_DTYPE, "the section's error is returned: %s", gcr_status_name(st));
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_SHAPE && !strcmp(gcr_ctx_error(ctx), before),
+          "the user's error is as it was: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+
+    CHECK_OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = gcr_relu(ctx, a); /* traced */
+    gcr_eager_begin(ctx, &sec);
+    gcr_tensor *e = gcr_neg(ctx, a); /* runs now */
+    CHECK(gcr_add(ctx, a, b) == NULL, "failing op in the section, under capture");
+    st = gcr_eager_end(ctx, &sec);
+    CHECK(st == GCR_ERR_SHAPE && gcr_ctx_status(ctx) == GCR_OK, "section error %s, ctx %s", gcr_status_name(st),
+          gcr_status_name(gcr_ctx_status(ctx)));
+    CHECK(gcr_ctx_capturing(ctx), "the capture is still open");
+    float ha[12], he[12];
+    CHECK(e && gcr_tensor_to_host(e, he, sizeof he) == GCR_OK && gcr_tensor_to_host(a, ha, sizeof ha) == GCR_OK,
+          "the section's result has data: %s", gcr_ctx_error(ctx));
+    for (int i = 0; e && i < 12; i++) CHECK(he[i] == -ha[i], "neg[%d] %g for %g", i, he[i], ha[i]);
+    gcr_graph *g = NULL;
+    CHECK(y && gcr_capture_end(ctx, &g) == GCR_OK && g, "the capture ends well: %s", gcr_ctx_error(ctx));
+    gcr_graph_destroy(g);
+    gcr_tensor_free(e);
+    gcr_ctx_clear_error(ctx);
+}
+
 int main(void)
 {
     ctx = h_ctx(GCR_DEVICE_CPU);
@@ -429,6 +469,7 @@ int main(void)
     RUN(test_oom);
     RUN(test_other_ctx);
     RUN(test_sticky);
+    RUN(test_eager_section);
     gcr_ctx_destroy(ctx);
     return h_finish();
 }
