@@ -190,7 +190,7 @@ __device__ __forceinline__ void gcr_dn_zoff(const gcr_dense_args &p, long long &
 /* A block's place in the problem: its tile's first row and column, what its z (a conv group or a
  * flattened batch index) adds to image and input-channel indices (zn, zc) and to the element
  * offsets of x, w and out (za, zb, zo). The output-channel offset is gcr_dn_zo_o(p), taken at the
- * store. Callers keep the order below (pointers advanced, then gcr_dn_first): with zo_o in the
+ * store. gcr_dn_begin keeps its order (pointers advanced, then the first tile): with zo_o in the
  * struct and the first tile decoded before the advance, NVRTC emitted other code for the fused
  * engines and MobileNet-v3 f32 b128 ran 1.1% slower on an H100 (2026-11-25). */
 struct gcr_dn_blk {
@@ -209,12 +209,18 @@ template <int BM, int BN> __device__ __forceinline__ gcr_dn_blk gcr_dn_block(con
 }
 __device__ __forceinline__ int gcr_dn_zo_o(const gcr_dense_args &p) { return (int)(blockIdx.z * p.zo); }
 
-/* The tiled engines' first tile: the block's rows and first k tile decoded into s. */
-template <int BM, int BK> __device__ __forceinline__ void gcr_dn_first(const gcr_dense_args &p, int r0, gcr_dn_tabs<BM, BK> &s)
+/* The tiled engines' block setup: the block's place, x and w advanced by its z offsets (P: the
+ * caller's pointer type, __restrict__ kept), then its rows and first k tile decoded into s. */
+template <int BM, int BN, int BK, class P>
+__device__ __forceinline__ gcr_dn_blk gcr_dn_begin(const gcr_dense_args &p, gcr_dn_tabs<BM, BK> &s, P &x, P &w)
 {
-    gcr_dn_rows<BM, BK>(p, r0, s);
+    const gcr_dn_blk b = gcr_dn_block<BM, BN>(p);
+    x += b.za;
+    w += b.zb;
+    gcr_dn_rows<BM, BK>(p, b.r0, s);
     gcr_dn_ks<BM, BK>(p, 0, 0, s);
     __syncthreads();
+    return b;
 }
 
 /* A element (tile row r, tile k kl) through the prologue; 0 when out of bounds */
@@ -286,11 +292,8 @@ __device__ __forceinline__ void gcr_dense_fma(const gcr_dense_args &p, const T *
     auto &Bs = sm.ab.Bs;
     auto &Cs = sm.Cs;
     const int t = threadIdx.x, H = (int)p.H, W = (int)p.W;
-    const gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
+    const gcr_dn_blk blk = gcr_dn_begin<BM, BN, BK>(p, s, x, w);
     const int r0 = blk.r0, c0 = blk.c0, zn = blk.zn, zc = blk.zc;
-    x += blk.za;
-    w += blk.zb;
-    gcr_dn_first<BM, BK>(p, r0, s);
 
     const bool akf = p.a_kfast != 0, bkf = p.b_kfast != 0;
     /* f32 only: vector path, float4 chunks along k (KQ per tile row) */
@@ -460,11 +463,8 @@ __device__ __forceinline__ void gcr_dense_mma(const gcr_dense_args &p, const T *
     auto &Bs = sm.ab.Bs;
     auto &Cs = sm.Cs;
     const int t = threadIdx.x, H = (int)p.H, W = (int)p.W;
-    const gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
+    const gcr_dn_blk blk = gcr_dn_begin<BM, BN, BK>(p, s, x, w);
     const int r0 = blk.r0, c0 = blk.c0, zn = blk.zn, zc = blk.zc;
-    x += blk.za;
-    w += blk.zb;
-    gcr_dn_first<BM, BK>(p, r0, s);
 
     const bool akf = p.a_kfast != 0, bkf = p.b_kfast != 0;
     /* vector path: 8 halves (16 bytes) along k per load, stored to shared memory as they are */
