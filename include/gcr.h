@@ -100,6 +100,12 @@ typedef struct gcr_knobs {
                               PyTorch's default cudnn.allow_tf32 does for convs); 0 exact FP32 (default 0).
                               CUDA only (the CPU is always exact). Eager calls use the value in force; a
                               graph keeps the value it was captured with for all its replays */
+    int autotune;          /* GCR_AUTOTUNE: 1 picks the dense engine's kernel for each conv/GEMM shape by
+                              timing its candidates once on the GPU (each warmed, then the median of a
+                              few runs) and keeps the fastest, cached with the compiled kernels in
+                              cache_dir by shape, dtype, device, arch and driver, so a later process
+                              measures nothing; 0 the built-in heuristics only, ignoring measured
+                              choices (default 0). Nothing is measured while a stream is captured */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

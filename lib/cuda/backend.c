@@ -2,6 +2,7 @@
  * path never calls cudaGetDevice/cudaSetDevice), memory through the caching allocator, copies on
  * the ctx stream, the per-kind kernel table and the check of calls against the kernels' limits. */
 #include "cuda_ops.h"
+#include "autotune.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,6 +45,7 @@ static void cuda_fini(gcr_ctx *ctx)
     cudaStreamSynchronize(st->stream); /* queued kernels may still read blocks we free below */
     gcr_cuda_pointwise_fini(ctx);
     gcr_cuda_programs_fini(ctx);
+    gcr_cuda_tune_fini(ctx);
     gcr_cuda_alloc_fini(ctx);
     cudaStreamDestroy(st->stream);
     cudaGetLastError();

@@ -99,6 +99,7 @@ void gcr_cuda_alloc_stats(gcr_ctx *ctx, size_t *held, size_t *live, uint64_t *ma
 
 struct gcr_cuda_program_cache;
 struct gcr_cuda_pw_entry;
+struct gcr_cuda_tune;
 
 /* Per-ctx backend state (ctx->be_state). */
 typedef struct gcr_cuda_state {
@@ -114,6 +115,7 @@ typedef struct gcr_cuda_state {
     gcr_cuda_fn *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */
     gcr_cuda_cache_stats cache;
     const char *last_fn;                      /* name of the last launched kernel (owned by its module) */
+    struct gcr_cuda_tune *tune;               /* measured tactic choices and their counters (autotune.c, lazy) */
 } gcr_cuda_state;
 
 static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state *)ctx->be_state; }
