@@ -21,8 +21,8 @@ $T > "$OUT/test.log" 2>&1
 echo "test_cuda_dense rc=$?"
 grep -E "FAIL|passed|failed" "$OUT/test.log" | head -30
 for f in nchw nhwc; do
-    build-gpu/bench/conv_bench $( [ $f = nhwc ] && echo nhwc ) > "$OUT/new_$f.log" 2>&1
-    build-gpu-base/bench/conv_bench $( [ $f = nhwc ] && echo nhwc ) > "$OUT/base_$f.log" 2>&1
+    build-gpu/bench/conv_bench $f 1 128 > "$OUT/new_$f.log" 2>&1
+    build-gpu-base/bench/conv_bench $f 1 128 > "$OUT/base_$f.log" 2>&1
 done
 if [ "${1:-}" = torch ]; then
     python3 bench/conv_bench_torch.py 1 128 > "$OUT/torch.log" 2>&1
@@ -32,6 +32,7 @@ fi
 for f in nchw nhwc; do
     echo "== per layer $f: base -> new (us)" >> "$OUT/layers.txt"
     paste "$OUT/base_$f.log" "$OUT/new_$f.log" | awk -F'\t' '
+        $1 ~ /^LAYER/ { next }
         /batch/ && $1 !~ /^ / { split($1, h, " "); hdr = h[1] " b" h[3] }
         $1 ~ / us / && $1 !~ /total/ { n = split($1, a, " +"); split($2, b, " +"); for (i = 1; i <= n; i++) if (a[i] == "us") { ua = a[i-1]; ub = b[i-1] }
                       printf "%-10s %-14s %s %9s %9s\n", hdr, a[2], a[3], ua, ub }' >> "$OUT/layers.txt"
@@ -40,6 +41,7 @@ done
 echo "== totals (us per forward): base | new"
 for f in nchw nhwc; do
     paste "$OUT/base_$f.log" "$OUT/new_$f.log" | awk -F'\t' -v f=$f '
+        $1 ~ /^LAYER/ { next }
         $1 ~ /batch/ && $1 !~ /^ / { split($1, h, " "); hdr = h[1] " b" h[3] " " f }
         $1 ~ /total/ { split($1, a, " +"); split($2, b, " +"); printf "%-16s base %8s (dw %s) | new %8s (dw %s)\n", hdr, a[3], a[8], b[3], b[8] }'
 done
