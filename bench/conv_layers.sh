@@ -7,7 +7,7 @@
 # covers what both sides reached. Writes to $OUT (5 files: build.log, gcr.log, torch.log,
 # conv_layers.md, summary.txt) and prints the geomean summary last.
 # Knobs (environment): NETS (all), DTYPES ("f16 tf32"), BATCHES ("1 32 128"), LAYOUT (nhwc),
-# BUILD_T / GCR_T / TORCH_T (seconds for the build, the gcr side and the torch side: 150 / 120 / 120),
+# BUILD_T / GCR_T / TORCH_T (seconds for the build, the gcr side and the torch side: 150 / 150 / 180),
 # TABLE_ARGS (extra conv_table.py options, e.g. "--peak-f16 989 --bw 4800" on an H200).
 # usage: OUT=/tmp/x sh bench/conv_layers.sh
 set -u
@@ -17,8 +17,8 @@ DTYPES=${DTYPES:-"f16 tf32"}
 BATCHES=${BATCHES:-"1 32 128"}
 LAYOUT=${LAYOUT:-nhwc}
 BUILD_T=${BUILD_T:-150}
-GCR_T=${GCR_T:-120}
-TORCH_T=${TORCH_T:-120}
+GCR_T=${GCR_T:-150}
+TORCH_T=${TORCH_T:-180}
 TABLE_ARGS=${TABLE_ARGS:-}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
