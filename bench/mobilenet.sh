@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# mobilenet.sh — the MobileNet-v3-Large benchmark, gcr beside PyTorch in one run on one GPU:
-#   gcr eager / captured+fused (no CUDA Graph) / captured+graph replay   (build/bin/mobilenet_v3)
+# mobilenet.sh — the per-model benchmark (MobileNet-v3-Large, or ResNet-50 with MODEL=resnet50, which
+# bench/resnet.sh sets), gcr beside PyTorch in one run on one GPU:
+#   gcr eager / captured+fused (no CUDA Graph) / captured+graph replay   (build/bin/mobilenet_v3 or resnet50)
 #   PyTorch eager / eager + CUDA Graph / torch.compile reduce-overhead   (bench/torch_side_by_side.py)
 # for each batch and dtype, then cold start (process start to the first replayed result) with an
 # empty and a warm GCR_CACHE_DIR. Writes a markdown table (GPU, date, command) to
-# $RESULTS/mobilenet-<date>.md plus the raw log and JSON lines beside it.
+# $RESULTS/<mobilenet|resnet50>-<date>.md plus the raw log and JSON lines beside it.
 #
 # f32 math, compared like with like: gcr's f32 is exact FP32 unless GCR_TF32=1 (1x1 convs and GEMMs
 # on TF32 tensor cores); PyTorch's default runs f32 convs in TF32 (cudnn.allow_tf32). So f32 runs gcr
@@ -13,7 +14,9 @@
 # and the table's ratios pair fp32 with fp32 and TF32 with TF32.
 #
 # usage: bench/mobilenet.sh                     (from anywhere; runs from the repository root)
-# knobs (environment): BATCHES="1 8 32 128"  DTYPES="f32 f16"  LAYOUT=nchw  ITERS=200
+# knobs (environment): MODEL=mobilenet_v3 (or resnet50: torchvision's ResNet-50, base width 64)
+#   BATCHES="1 8 32 128" (resnet50: "1 32 128")  DTYPES="f32 f16"  LAYOUT=nchw (resnet50: nhwc, i.e.
+#   channels_last for PyTorch too)  ITERS=200
 #   GCR=1 (0 skips the gcr runs)  TORCH=1 (0 skips PyTorch)  TORCH_MODES=eager,graph,ro
 #   COLD=1 (0 skips cold start)  COLD_DTYPES="f32" (cold start per dtype; an empty cache compiles everything)
 #   GCR_TF32_RUNS=1 (0: f32 gcr in exact FP32 only)  GCR_TF32_MODES=graph (modes of the TF32 run, e.g. fused,graph)
@@ -23,9 +26,17 @@
 #   BUILD=build  RESULTS=bench/results  MAKEFLAGS_J=-j8  DEVICE=cuda (cpu: a smoke test of this script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BATCHES=${BATCHES:-"1 8 32 128"}
+MODEL=${MODEL:-mobilenet_v3}
+# per model: the sample, its model options, the results' name, torch_side_by_side.py --model, defaults
+case "$MODEL" in
+  mobilenet_v3) SAMPLE=mobilenet_v3 MODEL_ARGS="--model large" TAG=mobilenet TORCH_MODEL=mobilenet_v3_large
+                DEF_BATCHES="1 8 32 128" DEF_LAYOUT=nchw ;;
+  resnet50) SAMPLE=resnet50 MODEL_ARGS="" TAG=resnet50 TORCH_MODEL=resnet50 DEF_BATCHES="1 32 128" DEF_LAYOUT=nhwc ;;
+  *) echo "mobilenet.sh: MODEL=$MODEL: mobilenet_v3 or resnet50"; exit 2 ;;
+esac
+BATCHES=${BATCHES:-$DEF_BATCHES}
 DTYPES=${DTYPES:-"f32 f16"}
-LAYOUT=${LAYOUT:-nchw}
+LAYOUT=${LAYOUT:-$DEF_LAYOUT}
 DEVICE=${DEVICE:-cuda}
 ITERS=${ITERS:-200}
 TORCH=${TORCH:-1}
@@ -45,19 +56,19 @@ RESULTS=${RESULTS:-bench/results}
 J=${MAKEFLAGS_J:--j8}
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
 mkdir -p "$RESULTS"
-LOG="$RESULTS/mobilenet-$STAMP.log"
-JSONL="$RESULTS/mobilenet-$STAMP.jsonl"
-MD="$RESULTS/mobilenet-$STAMP.md"
+LOG="$RESULTS/$TAG-$STAMP.log"
+JSONL="$RESULTS/$TAG-$STAMP.jsonl"
+MD="$RESULTS/$TAG-$STAMP.md"
 PROF_MD="$RESULTS/.profile-$STAMP.md"
 RUN="$RESULTS/.run.txt"
-CMD="BATCHES=\"$BATCHES\" DTYPES=\"$DTYPES\" LAYOUT=$LAYOUT ITERS=$ITERS GCR=$GCR GCR_TF32_RUNS=$GCR_TF32_RUNS GCR_TF32_MODES=$GCR_TF32_MODES TORCH=$TORCH TORCH_MODES=$TORCH_MODES TORCH_TF32=$TORCH_TF32 COLD=$COLD COLD_DTYPES=\"$COLD_DTYPES\" PROFILE=$PROFILE"
+CMD="MODEL=$MODEL BATCHES=\"$BATCHES\" DTYPES=\"$DTYPES\" LAYOUT=$LAYOUT ITERS=$ITERS GCR=$GCR GCR_TF32_RUNS=$GCR_TF32_RUNS GCR_TF32_MODES=$GCR_TF32_MODES TORCH=$TORCH TORCH_MODES=$TORCH_MODES TORCH_TF32=$TORCH_TF32 COLD=$COLD COLD_DTYPES=\"$COLD_DTYPES\" PROFILE=$PROFILE"
 [ "$PROFILE" = 1 ] && CMD="$CMD PROFILE_BATCHES=\"${PROFILE_BATCHES% }\" PROFILE_ITERS=$PROFILE_ITERS"
 CMD="$CMD bench/mobilenet.sh"
 : > "$JSONL"
 : > "$PROF_MD"
 
-make $J BUILD="$BUILD" "$BUILD/bin/mobilenet_v3" > "$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
-BIN="$BUILD/bin/mobilenet_v3"
+make $J BUILD="$BUILD" "$BUILD/bin/$SAMPLE" > "$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
+BIN="$BUILD/bin/$SAMPLE"
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || true)
 [ -n "$GPU" ] || GPU="(no nvidia-smi)"
 echo "# $CMD on $GPU" | tee -a "$LOG"
@@ -67,14 +78,15 @@ gcr_maths() { if [ "$1" = f32 ]; then [ "$GCR_TF32_RUNS" = 1 ] && echo "fp32 tf3
 # the engine-name suffix of a gcr math variant: gcr-<mode>-tf32 for TF32, plain gcr-<mode> otherwise
 gcr_suffix() { [ "$1" != tf32 ] || echo -tf32; }
 
-# run_gcr MATH DTYPE BATCH [mobilenet_v3 args...]: one mobilenet_v3 process into $RUN (the log gets
+# run_gcr MATH DTYPE BATCH [sample args...]: one sample process into $RUN (the log gets
 # it too). GCR_TF32 is always set, to 0 outside the tf32 variant, so that a GCR_TF32=1 in the
 # caller's environment cannot turn the fp32 rows into TF32 ones. Returns 1 if the process failed.
 run_gcr() {
   local math=$1 dt=$2 b=$3 tf=0
   shift 3
   [ "$math" != tf32 ] || tf=1
-  GCR_TF32=$tf "$BIN" --model large --batch "$b" --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" "$@" \
+  # shellcheck disable=SC2086
+  GCR_TF32=$tf "$BIN" $MODEL_ARGS --batch "$b" --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" "$@" \
     > "$RUN" 2>&1 || { cat "$RUN" >> "$LOG"; tail -20 "$RUN"; echo "gcr run failed ($math $dt b$b)"; return 1; }
   cat "$RUN" >> "$LOG"
 }
@@ -85,7 +97,7 @@ for dt in $DTYPES; do
   [ "$GCR" = 1 ] || break
   for b in $BATCHES; do
     for math in $(gcr_maths "$dt"); do
-      echo "== gcr large $dt batch $b math $math" | tee -a "$LOG"
+      echo "== gcr $MODEL $dt batch $b math $math" | tee -a "$LOG"
       sfx=$(gcr_suffix "$math") modes=eager,fused,graph
       [ -z "$sfx" ] || modes=$GCR_TF32_MODES
       run_gcr "$math" "$dt" "$b" --modes "$modes" --iters "$ITERS" --warmup 20 || continue
@@ -108,7 +120,7 @@ if [ "$PROFILE" = 1 ]; then
   for dt in $DTYPES; do
     for b in $PROFILE_BATCHES; do
       for math in $(gcr_maths "$dt"); do
-        echo "== profile gcr large $dt batch $b math $math" | tee -a "$LOG"
+        echo "== profile gcr $MODEL $dt batch $b math $math" | tee -a "$LOG"
         rm -rf "$PDIR"/*
         GCR_PROFILE="$PDIR/trace.json" GCR_DUMP=fused GCR_DUMP_DIR="$PDIR/dump" \
           run_gcr "$math" "$dt" "$b" --modes graph --iters "$PROFILE_ITERS" --warmup 2 || continue
@@ -128,7 +140,7 @@ rm -f "$RUN"
 if [ "$TORCH" = 1 ]; then
   tdt=$(echo $DTYPES | sed 's/f32/float32/; s/f16/float16/' | tr ' ' ',')
   echo "== torch $TORCH_MODES" | tee -a "$LOG"
-  python3 bench/torch_side_by_side.py --modes "$TORCH_MODES" --batches "$(echo $BATCHES | tr ' ' ',')" \
+  python3 bench/torch_side_by_side.py --model "$TORCH_MODEL" --modes "$TORCH_MODES" --batches "$(echo $BATCHES | tr ' ' ',')" \
     --dtypes "$tdt" --iters "$ITERS" --layout "$LAYOUT" --tf32 "$TORCH_TF32" --json "$RESULTS/.torch.json" 2>>"$LOG" \
     | tee -a "$LOG" | sed -n 's/^RESULT //p' >> "$JSONL" || echo "torch side-by-side failed (see $LOG)"
   rm -f "$RESULTS/.torch.json"
@@ -141,7 +153,8 @@ if [ "$COLD" = 1 ]; then
     rm -rf "$CACHE"; mkdir -p "$CACHE"
     for state in empty warm; do
       t0=$(date +%s.%N)
-      out=$(GCR_CACHE_DIR="$CACHE" "$BIN" --model large --batch 1 --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" \
+      # shellcheck disable=SC2086
+      out=$(GCR_CACHE_DIR="$CACHE" "$BIN" $MODEL_ARGS --batch 1 --dtype "$dt" --layout "$LAYOUT" --device "$DEVICE" \
             --modes graph --iters 1 --warmup 0 2>&1) || { echo "$out" | tail -5; continue; }
       t1=$(date +%s.%N)
       echo "$out" >> "$LOG"

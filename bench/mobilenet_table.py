@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """mobilenet_table.py — the markdown table of bench/mobilenet.sh from its JSON lines (gcr, PyTorch and
-cold-start records; "math" pairs FP32 with FP32 and TF32 with TF32). Several files merge into one
+cold-start records; "math" pairs FP32 with FP32 and TF32 with TF32), for MobileNet-v3-Large or
+ResNet-50 as the lines' "model" says. Several files merge into one
 table, so gcr and PyTorch measured in separate device calls on the same GPU can share a page.
 
 usage: mobilenet_table.py OUT.md GPU COMMAND LAYOUT RUN.jsonl [RUN.jsonl ...]   (also prints the table)
@@ -48,7 +49,10 @@ def ratios(ref, sel):  # reference ms / row ms per batch: >1 = the row is faster
 
 batches = sorted({r["batch"] for r in perf})
 dtypes = [d for d in ("f32", "f16") if any(r["dtype"] == d for r in perf)]
-out = ["# MobileNet-v3-Large: gcr vs PyTorch", "",
+# the lines' "model" field -> the title's name (lines of other models would not belong in one table)
+MODEL_NAMES = {"large": "MobileNet-v3-Large", "resnet50": "ResNet-50"}
+models = sorted({r.get("model", "large") for r in perf})
+out = ["# %s: gcr vs PyTorch" % " + ".join(MODEL_NAMES.get(m, m) for m in models or ["large"]), "",
        "- GPU: %s" % gpu, "- date: %s" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
        "- command: `%s`" % cmd,
        "- layout %s, 224x224, random init; ms = median per forward (back-to-back forwards, input on the device)" % layout]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torch_side_by_side.py — the PyTorch figures bench/mobilenet.sh puts beside gcr's, measured in the
-same run on the same GPU: torchvision mobilenet_v3_large (random init, eval, inference_mode,
-cudnn.benchmark) as PyTorch eager, eager inside one CUDA Graph, and torch.compile(mode=
+same run on the same GPU: torchvision mobilenet_v3_large or resnet50 (--model; random init, eval,
+inference_mode, cudnn.benchmark) as PyTorch eager, eager inside one CUDA Graph, and torch.compile(mode=
 "reduce-overhead"). Adapted from the project's reference baseline script (shared/bench/
 torch_baseline.py): same timing method (CUDA events over back-to-back iterations, median of 5).
 
@@ -13,7 +13,7 @@ and/or with both flags off (engine names + "-fp32", "math": "fp32"); --tf32 1 tu
 (engine names + "-tf32", "math": "tf32"). float16 runs once ("math": "f16").
 
 Prints one JSON line per (engine, math, dtype, batch) and writes them all to --json.
-usage: torch_side_by_side.py [--modes eager,graph,ro] [--batches 1,8,32,128] [--dtypes float32,float16]
+usage: torch_side_by_side.py [--model mobilenet_v3_large|resnet50] [--modes eager,graph,ro] [--batches 1,8,32,128] [--dtypes float32,float16]
                              [--iters 200] [--layout nchw|nhwc] [--tf32 default|0|1|both] [--json FILE]
 """
 import argparse
@@ -58,12 +58,17 @@ TF32_VARIANTS = {"default": [("", None, None)], "0": [("-fp32", False, False)], 
                  "both": [("", None, None), ("-fp32", False, False)]}
 
 
+# --model -> (torchvision constructor name, the "model" field of the JSON lines, as gcr's samples write it)
+MODELS = {"mobilenet_v3_large": ("mobilenet_v3_large", "large"), "resnet50": ("resnet50", "resnet50")}
+
+
 def math_name(conv, mm):
     return "tf32" if conv and mm else "tf32-conv" if conv else "tf32-matmul" if mm else "fp32"
 
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=sorted(MODELS), default="mobilenet_v3_large")
     ap.add_argument("--modes", default="eager,graph,ro")
     ap.add_argument("--batches", default="1,8,32,128")
     ap.add_argument("--dtypes", default="float32,float16")
@@ -92,7 +97,7 @@ def main():
                     matmul_tf32=flags[1])
 
     def report(var, engine, dt, bs, ms, nk=None, compile_s=None):
-        r = dict(engine=engine + var["suffix"], model="large", dtype={"float32": "f32", "float16": "f16"}.get(dt, dt),
+        r = dict(engine=engine + var["suffix"], model=MODELS[a.model][1], dtype={"float32": "f32", "float16": "f16"}.get(dt, dt),
                  math=var["math"], cudnn_tf32=var["cudnn_tf32"], matmul_tf32=var["matmul_tf32"], layout=a.layout,
                  batch=bs, ms=round(ms, 4), img_per_s=round(bs / ms * 1000, 1), kernels=nk, compile_s=compile_s,
                  device=torch.cuda.get_device_name())
@@ -102,7 +107,7 @@ def main():
     fmt = torch.channels_last if a.layout == "nhwc" else torch.contiguous_format
     for dname in a.dtypes.split(","):
         dt = getattr(torch, dname)
-        base = torchvision.models.mobilenet_v3_large().eval().cuda().to(dt).to(memory_format=fmt)
+        base = getattr(torchvision.models, MODELS[a.model][0])().eval().cuda().to(dt).to(memory_format=fmt)
         variants = TF32_VARIANTS[a.tf32] if dname == "float32" else TF32_VARIANTS["default"]
         for bs in [int(b) for b in a.batches.split(",")]:
             x = torch.randn(bs, 3, 224, 224, device="cuda", dtype=dt).to(memory_format=fmt)
