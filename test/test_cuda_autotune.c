@@ -8,6 +8,7 @@
 #ifdef GCR_HAVE_CUDA
 #include "cuda/autotune.h"
 #include <dirent.h>
+#include <pthread.h>
 
 #define MB ((size_t)1 << 20)
 
@@ -87,6 +88,48 @@ static int pick(gcr_ctx *ctx, const pkey *k, const gcr_cuda_tactic *t, int n, in
 {
     f->obytes = 64 * MB;
     return gcr_cuda_tune_pick(ctx, k, sizeof *k, t, n, def, 3 * MB, 1 * MB, f->obytes, fake_run, f);
+}
+
+/* contexts on several threads at once, one cache folder: each measures or reads the disk, and
+ * every one picks the fastest */
+typedef struct worker {
+    gcr_ctx *ctx;
+    int pick;
+    fake f;
+} worker;
+
+static const gcr_cuda_tactic thread_list[3] = {{"clear40", 40, 0, 1, 256}, {"clear64", 64, 0, 1, 256}, {"clear6", 6, 0, 1, 256}};
+
+static void *work(void *p)
+{
+    worker *w = p;
+    pkey k = {4096, 4096, 77, 2, 0};
+    w->pick = pick(w->ctx, &k, thread_list, 3, 1, &w->f);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    enum { NT = 4 };
+    worker w[NT];
+    pthread_t th[NT];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < NT; i++)
+        if (!CHECK((w[i].ctx = tune_ctx(1)), "CUDA context %d", i)) {
+            while (i--) gcr_ctx_destroy(w[i].ctx);
+            return;
+        }
+    for (int i = 0; i < NT; i++) CHECK(pthread_create(&th[i], NULL, work, &w[i]) == 0, "thread %d", i);
+    int seen = 0;
+    for (int i = 0; i < NT; i++) {
+        pthread_join(th[i], NULL);
+        gcr_cuda_tune_stats s = stats(w[i].ctx);
+        seen += s.measured + s.disk_hits;
+        CHECK(w[i].pick == 2 && gcr_ctx_status(w[i].ctx) == GCR_OK, "thread %d picked %d: %s", i, w[i].pick,
+              gcr_ctx_error(w[i].ctx));
+        gcr_ctx_destroy(w[i].ctx);
+    }
+    CHECK(seen == NT, "%d of %d threads measured or read the disk", seen, NT);
 }
 
 static void test_autotune(void)
@@ -222,6 +265,7 @@ static void test_autotune(void)
     }
     CHECK(gcr_ctx_status(a) == GCR_OK, "%s", gcr_ctx_error(a));
     gcr_ctx_destroy(a);
+    test_threads();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0, "rm");

@@ -4,6 +4,7 @@
  * tactic; this file times, compares and remembers, and knows no kernel by name. */
 #include "autotune.h"
 #include "program.h"
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +17,10 @@
 #define GATE_S 0.5         /* the longest the stream is held while the timed runs are queued */
 #define KEEP_DEFAULT 0.03  /* the default stays unless another tactic is more than 3% faster: noise
                               must not flip a choice between processes */
+
+/* One problem measured at a time in the process: contexts on other threads timing their tactics
+ * on the same GPU at once would slow each other's runs down and store wrong choices for good. */
+static pthread_mutex_t measuring = PTHREAD_MUTEX_INITIALIZER;
 
 /* One problem's choice, found by its full key (format, device, versions, tactic list, problem). */
 typedef struct choice {
@@ -277,7 +282,18 @@ int gcr_cuda_tune_pick(gcr_ctx *ctx, const void *key, size_t klen, const gcr_cud
     }
     double us[GCR_CUDA_TUNE_MAX];
     size_t bytes[3] = {xbytes, wbytes, obytes};
+    pthread_mutex_lock(&measuring);
+    /* a context on another thread may have measured the same problem while this one waited */
+    pick = from_disk(ctx, k, fl, t, n);
+    if (pick >= 0) {
+        pthread_mutex_unlock(&measuring);
+        T->stats.disk_hits++;
+        remember(T, k, fl, pick);
+        return pick;
+    }
     pick = measure(ctx, T, t, n, def, bytes, run, arg, us);
+    if (pick >= 0) to_disk(ctx, k, fl, t, n, pick, us);
+    pthread_mutex_unlock(&measuring);
     if (pick < 0) {
         free(k);
         T->stats.defaults++;
@@ -291,7 +307,6 @@ int gcr_cuda_tune_pick(gcr_ctx *ctx, const void *key, size_t klen, const gcr_cud
             l += snprintf(line + l, sizeof line - (size_t)l, " %s%s %.1f", i == pick ? "*" : "", t[i].name, us[i]);
         gcr_info(ctx, "autotune: %d tactics (us, * picked, default %s):%s", n, t[def].name, line);
     }
-    to_disk(ctx, k, fl, t, n, pick, us);
     remember(T, k, fl, pick);
     return pick;
 }

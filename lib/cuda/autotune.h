@@ -19,7 +19,9 @@ typedef struct gcr_cuda_tactic {
 
 /* Runs tactic t once on the ctx's stream on scratch buffers x, w, out (device memory, at least the
  * byte sizes given to gcr_cuda_tune_pick, 256-byte aligned, contents arbitrary but finite). Any
- * status but GCR_OK makes the tactic ineligible for this problem. */
+ * status but GCR_OK makes the tactic ineligible for this problem. It runs under the process's
+ * measuring lock (one problem is timed at a time, so contexts on other threads do not skew the
+ * times): it must not call gcr_cuda_tune_pick. */
 typedef gcr_status (*gcr_cuda_tune_run)(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void *x, void *w,
                                         void *out);
 
