@@ -32,7 +32,9 @@ typedef struct choice {
 
 /* Holds the stream (a host function that waits) while the timed runs are queued, so that they run
  * back to back on the GPU as a graph's nodes would, and not at the pace of their launch calls:
- * a kernel of a few microseconds would otherwise measure the launch overhead of every tactic alike. */
+ * a kernel of a few microseconds would otherwise measure the launch overhead of every tactic alike
+ * (on an H100, memsets of 64 KB to 4 MB timed 5.2-7.2 us in no order without the gate, 3.4-4.3 us
+ * in size order with it, 2026-11-25). */
 typedef struct gate {
     atomic_int open;
 } gate;
