@@ -1,6 +1,7 @@
 /* test_cuda_dense.c — the GPU conv2d, matmul/linear and pooling kernels against the CPU backend on
  * the same random data: odd sizes, strides, padding, dilation, groups (depthwise too), 1x1, bias
- * on/off, NCHW / NHWC / permuted / sliced inputs, f32 (1e-4) and f16/bf16 (~1e-2); the batch
+ * on/off, NCHW / NHWC / channels-last (x and weights) / permuted / sliced inputs, f32 (1e-4) and
+ * f16/bf16 (~1e-2); the tensor-core implicit GEMM for every tap shape; the batch
  * broadcasts of matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and the
  * TF32 tile (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
 #include "harness.h"
@@ -12,8 +13,11 @@ static gcr_ctx *cpu, *gpu;
 static int tf32_on; /* gpu runs with knobs.tf32: f32 compares at TF32's tolerance */
 
 /* how an operand is laid out in memory; the logical values are the same in every case */
-enum lay { L_DENSE, L_NHWC, L_PERM, L_SLICE };
-static const char *lay_name[] = {"dense", "nhwc", "perm", "slice"};
+enum lay { L_DENSE, L_NHWC, L_PERM, L_SLICE, L_CL };
+static const char *lay_name[] = {"dense", "nhwc", "perm", "slice", "cl"};
+/* a conv's weight layout for input layout lay: channels-last with L_CL (PyTorch's channels_last
+ * model), permuted with L_PERM, else dense OIHW */
+static enum lay w_lay(enum lay lay) { return lay == L_PERM || lay == L_CL ? lay : L_DENSE; }
 static const char *dt_name(gcr_dtype t) { return gcr_dtype_name(t); }
 
 /* One random operand made on both contexts with identical values and layout. */
@@ -31,7 +35,7 @@ static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_
     if (lay == L_SLICE) phys[nd - 1] = 2 * shape[nd - 1] + 1;
     for (int i = 0; i < nd; i++) n *= phys[i];
     float *h = h_randn(n, -1.0f, 1.0f);
-    gcr_format f = lay == L_NHWC && nd == 4 ? GCR_NHWC : GCR_NCHW;
+    gcr_format f = (lay == L_NHWC || lay == L_CL) && nd == 4 ? GCR_NHWC : GCR_NCHW;
     gcr_ctx *cs[2] = {cpu, gpu};
     gcr_tensor *out[2];
     for (int k = 0; k < 2; k++) {
@@ -115,16 +119,37 @@ static const conv_case convs[] = {
 };
 #define N_BIG_CONVS 15
 
+/* The tensor-core implicit GEMM (gemm_tc.cuh AT 3: channels-last x and weights, channels per group
+ * a multiple of 8, or of 4 in TF32), each with >= 132 row tiles of 128 so the tile is picked; the
+ * CPU reference keeps them small in C and O. */
+static const conv_case implicit[] = {
+    /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
+    {8, 16, 47, 47, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* 3x3 s1: the 64-wide tile, K 144 (4.5 k tiles) */
+    {18, 8, 63, 63, 136, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},  /* 3x3 s2, odd input: 128-wide tile, partial column tile */
+    {20, 16, 31, 31, 24, 5, 5, 1, 1, 4, 4, 2, 2, 1, 1},  /* 5x5 dilation 2: the 32-wide tile */
+    {6, 8, 111, 111, 40, 7, 7, 2, 2, 3, 3, 1, 1, 1, 1},  /* 7x7 s2 p3 (a stem of 8 channels) */
+    {24, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 4, 1},  /* 4 groups of 16 channels: group offsets in z */
+    {20, 24, 28, 28, 40, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* 1x1 with padding */
+    {32, 24, 40, 40, 32, 3, 1, 2, 1, 1, 0, 1, 1, 1, 1},  /* 3x1 taps, stride (2, 1) */
+    {16, 40, 36, 36, 48, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1},  /* no padding, K 360: a k tile straddles taps */
+    {12, 12, 42, 42, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 12 channels: 16-bit not on the tile, TF32 is */
+};
+
+static char ran[64]; /* the kernel the last conv_one ran on the GPU */
+
 static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
 {
     uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
     gcr_tensor *xc, *xg, *wc, *wg, *bc = NULL, *bg = NULL;
     make2(dt, 4, xs, lay, &xc, &xg);
-    make2(dt, 4, ws, lay == L_PERM ? L_PERM : L_DENSE, &wc, &wg);
+    make2(dt, 4, ws, w_lay(lay), &wc, &wg);
     if (k->bias) make2(dt, 1, bs, L_DENSE, &bc, &bg);
     gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
     gcr_tensor *rc = gcr_conv2d(cpu, xc, wc, bc, &p), *rg = gcr_conv2d(gpu, xg, wg, bg, &p);
+#ifdef GCR_HAVE_CUDA
+    snprintf(ran, sizeof ran, "%s", rg && gcr_cuda_last_kernel(gpu) ? gcr_cuda_last_kernel(gpu) : "");
+#endif
     char what[160];
     snprintf(what, sizeof what, "conv %dx%dx%dx%d O%d k%dx%d s%d,%d p%d,%d d%d,%d g%d b%d %s %s", k->N, k->C, k->H, k->W,
              k->O, k->KH, k->KW, k->sh, k->sw, k->ph, k->pw, k->dh, k->dw, k->groups, k->bias, dt_name(dt), lay_name[lay]);
@@ -146,6 +171,46 @@ static void test_conv(void)
     /* tc tile, A by elements from a sliced (strided) and a permuted input */
     conv_one(&convs[20], GCR_F16, L_SLICE);
     conv_one(&convs[21], GCR_BF16, L_PERM);
+}
+
+/* conv_one with the dense engine forced onto the tactic whose kernel name contains force; when
+ * legal says it is one of the problem's tactics, it must be the kernel that ran */
+static void conv_forced(const conv_case *k, gcr_dtype dt, enum lay lay, const char *force, int legal)
+{
+#ifdef GCR_HAVE_CUDA
+    gcr_cuda_dense_force(gpu, force);
+    conv_one(k, dt, lay);
+    gcr_cuda_dense_force(gpu, NULL);
+    if (legal)
+        CHECK(strstr(ran, force) != NULL, "conv C%d O%d k%dx%d g%d %s %s: forced onto %s, ran %s", k->C, k->O, k->KH,
+              k->KW, k->groups, dt_name(dt), lay_name[lay], force, ran);
+#else
+    conv_one(k, dt, lay);
+#endif
+}
+
+/* every implicit case in every dtype, channels-last, on each of the tile's widths (128 and 64 only
+ * where N needs them: the engine offers no tile twice N's width) and on the heuristic's pick; NHWC x
+ * with OIHW weights (the other engines) on the first cases. In f32 the tile is TF32 only
+ * (test_tf32); the FMA engine runs it here. */
+static void test_implicit(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    static const char *tiles[] = {"tc32k", "tc64k", "tc128k"};
+    for (int i = 0; i < (int)(sizeof implicit / sizeof implicit[0]); i++) {
+        const conv_case *k = &implicit[i];
+        int on_tile = (k->C / k->groups) % 8 == 0;
+        for (int d = 0; d < 3; d++) {
+            conv_one(k, dts[d], L_CL);
+            if (dts[d] != GCR_F32 && on_tile)
+                CHECK(strstr(ran, "k_") != NULL, "conv C%d k%dx%d %s cl: the heuristic picks the implicit tile, ran %s",
+                      k->C, k->KH, k->KW, dt_name(dts[d]), ran);
+            for (int t = 0; t < 3 && dts[d] != GCR_F32; t++)
+                conv_forced(k, dts[d], L_CL, tiles[t], on_tile && (t == 0 || k->O / k->groups > 16 << t));
+            conv_forced(k, dts[d], L_CL, dts[d] == GCR_F32 ? "fma32" : "mma32", 1);
+            if (i < 2) conv_one(k, dts[d], L_NHWC);
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- matmul, linear */
@@ -302,7 +367,7 @@ static void hooked_conv_one(const conv_case *k, enum lay lay)
     int64_t ses[4] = {k->N, k->C, 1, 1};
     gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg, *rc, *rg;
     make2(GCR_F32, 4, xs, lay, &xc, &xg);
-    make2(GCR_F32, 4, ws, L_DENSE, &wc, &wg);
+    make2(GCR_F32, 4, ws, w_lay(lay), &wc, &wg);
     make2(GCR_F32, 1, bs, L_DENSE, &bc, &bg);
     make2(GCR_F32, 4, ses, L_DENSE, &sc, &sg);
     gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
@@ -310,7 +375,7 @@ static void hooked_conv_one(const conv_case *k, enum lay lay)
     /* reference on the CPU, unfused: conv(relu(x) * se) * alpha + res */
     gcr_tensor *yc = gcr_conv2d(cpu, gcr_mul(cpu, gcr_relu(cpu, xc), sc), wc, bc, &p);
     int64_t ys[4] = {k->N, k->O, yc ? gcr_tensor_dim(yc, 2) : 1, yc ? gcr_tensor_dim(yc, 3) : 1};
-    make2(GCR_F32, 4, ys, lay == L_NHWC ? L_NHWC : L_DENSE, &rc, &rg);
+    make2(GCR_F32, 4, ys, lay == L_NHWC || lay == L_CL ? L_NHWC : L_DENSE, &rc, &rg);
     gcr_tensor *ref = gcr_add(cpu, gcr_mul_scalar(cpu, yc, alpha), rc);
 
     gcr_call c = {0};
@@ -382,7 +447,7 @@ static void hooked_conv_f16(const conv_case *k, enum lay lay)
     int64_t ses[4] = {k->N, k->C, 1, 1};
     gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg;
     make2(GCR_F16, 4, xs, lay, &xc, &xg);
-    make2(GCR_F16, 4, ws, L_DENSE, &wc, &wg);
+    make2(GCR_F16, 4, ws, w_lay(lay), &wc, &wg);
     make2(GCR_F16, 1, bs, L_DENSE, &bc, &bg);
     make2(GCR_F32, 4, ses, L_DENSE, &sc, &sg);
     gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
@@ -433,6 +498,9 @@ static void test_hooks(void)
     hooked_conv_one(&convs[23], L_NHWC);  /* depthwise 5x5 s2, 16-byte channel groups */
     hooked_conv_one(&convs[25], L_NHWC);  /* the direct kernel, staged stores */
     hooked_conv_one(&convs[26], L_DENSE); /* the direct kernel, 1x1 */
+    hooked_conv_f16(&implicit[0], L_CL); /* implicit tc tile: prologue on landed chunks, padding left 0 */
+    hooked_conv_f16(&implicit[4], L_CL); /* grouped: channel offsets per group */
+    hooked_conv_one(&implicit[1], L_CL); /* f32: the FMA engine with channels-last weights */
     hooked_matmul(0);
     hooked_matmul(1);
 }
@@ -471,6 +539,63 @@ static void tf32_differs(gcr_ctx *exact, gcr_ctx *t32, const conv_case *k)
 
 /* knobs.tf32: f32 1x1 convs and linear layers with k-contiguous operands on the TF32 tile (plain
  * and hooked); the other layouts and small problems keep the FP32 engines, so they pass too */
+/* Split-K (gemm_tc.cuh gcr_tc_splitk): convs with fewer output tiles of the tensor-core tile than
+ * the GPU has SMs, as at batch 1, which the heuristic splits along k; the CPU reference keeps them
+ * small. Each runs as the heuristic picks (a split), forced onto the unsplit 32-wide tile, and twice
+ * more on one input to check that a split's result does not depend on which block arrives last. */
+static const conv_case few_tiles[] = {
+    /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
+    {1, 64, 7, 7, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* a last stage at batch 1: 2 tiles, K 576 */
+    {1, 32, 14, 14, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},  /* stride 2, N 40: a partial column tile */
+    {2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1},    /* 2 groups: the split beside z */
+    {3, 256, 5, 5, 96, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* 1x1, K 256: the plain k-contiguous tile */
+    {2, 24, 20, 20, 48, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1},  /* 5x5, K 600: k tiles straddle taps, 19 k tiles */
+    {1, 512, 3, 3, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* K 4608 over 1 tile: the most splits */
+};
+#define N_FEW (int)(sizeof few_tiles / sizeof few_tiles[0])
+
+/* conv k on one random input twice on the GPU: bit-identical results */
+static void splitk_repeat(const conv_case *k, gcr_dtype dt)
+{
+    uint64_t s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW};
+    gcr_tensor *xc, *xg, *wc, *wg;
+    make2(dt, 4, xs, L_CL, &xc, &xg);
+    make2(dt, 4, ws, L_CL, &wc, &wg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    gcr_tensor *r1 = gcr_conv2d(gpu, xg, wg, NULL, &p), *r2 = gcr_conv2d(gpu, xg, wg, NULL, &p);
+    if (CHECK(r1 && r2, "split-K repeat: %s", gcr_ctx_error(gpu))) {
+        size_t nb = (size_t)gcr_tensor_numel(r1) * gcr_dtype_size(dt);
+        void *h1 = malloc(nb), *h2 = malloc(nb);
+        CHECK_OK(gpu, gcr_tensor_to_host(r1, h1, nb));
+        CHECK_OK(gpu, gcr_tensor_to_host(r2, h2, nb));
+        CHECK(memcmp(h1, h2, nb) == 0, "conv C%d k%dx%d %s: a split-K result changed between two runs", k->C, k->KH, k->KW,
+              dt_name(dt));
+        free(h1);
+        free(h2);
+    }
+    gcr_tensor_free(xc);
+    gcr_tensor_free(wc);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_splitk(void)
+{
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    for (int i = 0; i < N_FEW; i++)
+        for (int d = 0; d < 2; d++) {
+            const conv_case *k = &few_tiles[i];
+            conv_one(k, dts[d], L_CL);
+            CHECK(strstr(gcr_cuda_dense_last(gpu), "/s") != NULL, "conv C%d O%d k%dx%d %s: the heuristic splits K, ran %s",
+                  k->C, k->O, k->KH, k->KW, dt_name(dts[d]), gcr_cuda_dense_last(gpu));
+            conv_forced(k, dts[d], L_CL, "tc32", 1);
+            splitk_repeat(k, dts[d]);
+        }
+    hooked_conv_f16(&few_tiles[0], L_CL); /* the epilogue runs once, in the last split's block */
+    hooked_conv_f16(&few_tiles[2], L_CL); /* grouped, with the prologue in every split */
+    hooked_conv_f16(&few_tiles[3], L_CL);
+}
+
 static void test_tf32(void)
 {
     gcr_ctx *exact = gpu, *t32 = h_ctx(GCR_DEVICE_CUDA);
@@ -493,6 +618,24 @@ static void test_tf32(void)
     hooked_conv_one(&convs[16], L_NHWC); /* prologue on landed 4-float chunks, epilogue */
     hooked_conv_one(&convs[18], L_NHWC);
     hooked_conv_one(&convs[17], L_NHWC);
+    static const char *tiles[] = {"tc32k", "tc64k", "tc128k"};
+    for (int i = 0; i < (int)(sizeof implicit / sizeof implicit[0]); i++) {
+        const conv_case *k = &implicit[i];
+        conv_one(k, GCR_F32, L_CL);
+        CHECK(strstr(ran, "k_tf32") != NULL, "conv C%d k%dx%d f32 cl with TF32: the implicit tile, ran %s", k->C, k->KH,
+              k->KW, ran);
+        for (int t = 0; t < 3; t++) conv_forced(k, GCR_F32, L_CL, tiles[t], t == 0 || k->O / k->groups > 16 << t);
+    }
+    hooked_conv_one(&implicit[0], L_CL); /* the implicit TF32 tile: prologue on 4-float chunks */
+    hooked_conv_one(&implicit[4], L_CL);
+    hooked_conv_one(&implicit[8], L_CL);
+    for (int i = 0; i < N_FEW; i++) { /* split-K on the TF32 tile: 16 floats per k tile */
+        conv_one(&few_tiles[i], GCR_F32, L_CL);
+        CHECK(strstr(gcr_cuda_dense_last(gpu), "_tf32/s") != NULL, "conv C%d k%dx%d f32 with TF32: split K, ran %s",
+              few_tiles[i].C, few_tiles[i].KH, few_tiles[i].KW, gcr_cuda_dense_last(gpu));
+    }
+    hooked_conv_one(&few_tiles[0], L_CL);
+    splitk_repeat(&few_tiles[5], GCR_F32);
     tf32_differs(exact, t32, &convs[16]);
     tf32_differs(exact, t32, &convs[18]);
     tf32_on = 0;
@@ -501,6 +644,7 @@ static void test_tf32(void)
 }
 #else
 static void test_hooks(void) {}
+static void test_splitk(void) {}
 static void test_tf32(void) {}
 #endif
 
@@ -516,10 +660,12 @@ int main(void)
         return h_finish();
     }
     RUN(test_conv);
+    RUN(test_implicit);
     RUN(test_matmul);
     RUN(test_linear);
     RUN(test_pool);
     RUN(test_hooks);
+    RUN(test_splitk);
     RUN(test_tf32);
     gcr_ctx_destroy(cpu);
     gcr_ctx_destroy(gpu);

@@ -8,13 +8,14 @@
 #include "cuda_internal.h"
 
 /* At most this many tactics per problem: bounds the measuring cost of a cold start. */
-#define GCR_CUDA_TUNE_MAX 8
+#define GCR_CUDA_TUNE_MAX 10
 
-/* One way to run a problem: a kernel name and its launch shape. The names and shapes of the list
- * are part of the cache key, so a changed candidate list measures again. */
+/* One way to run a problem: a kernel name, its launch shape and its split of the reduction (ks
+ * blocks per output tile; 1: none). The names, shapes and splits of the list are part of the cache
+ * key, so a changed candidate list measures again. */
 typedef struct gcr_cuda_tactic {
     char name[48];
-    unsigned gx, gy, gz, threads;
+    unsigned gx, gy, gz, threads, ks;
 } gcr_cuda_tactic;
 
 /* Runs tactic t once on the ctx's stream on scratch buffers x, w, out (device memory, at least the

@@ -3,6 +3,7 @@
  * the ctx stream, the per-kind kernel table and the check of calls against the kernels' limits. */
 #include "cuda_ops.h"
 #include "autotune.h"
+#include "dense.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,6 +47,7 @@ static void cuda_fini(gcr_ctx *ctx)
     gcr_cuda_pointwise_fini(ctx);
     gcr_cuda_programs_fini(ctx);
     gcr_cuda_tune_fini(ctx);
+    gcr_cuda_splitk_fini(ctx);
     gcr_cuda_alloc_fini(ctx);
     cudaStreamDestroy(st->stream);
     cudaGetLastError();

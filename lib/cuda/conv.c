@@ -1,14 +1,72 @@
 /* conv.c — conv2d on the GPU: depthwise convs (groups == C == O) get the memory-bound depthwise
- * kernel of kernels/conv.cuh, every other conv the dense engine (dense.c) as an implicit GEMM.
+ * kernels of kernels/conv.cuh (channels-last: the shared-memory tile, its geometry picked here;
+ * NCHW: one channel per thread), every other conv the dense engine (dense.c) as an implicit GEMM.
  * The hooked entry point is the one capture's fused kernels run through (hooks.c). */
 #include "dense.h"
 #include <stdint.h>
 #include <stdio.h>
 
-/* channels-last depthwise with 16 bytes of channels per thread (conv.cuh gcr_dw_vec) */
+/* channels-last depthwise through the shared-memory tile (conv.cuh gcr_dw_tiled); 0 leaves every
+ * depthwise conv to the one-channel kernel */
 #ifndef GCR_DW_VEC
 #define GCR_DW_VEC 1
 #endif
+#define DW_SMEM_F4 3072 /* conv.cuh GCR_DWT_SMEM */
+#define DW_RMAX 4       /* conv.cuh GCR_DWT_RMAX */
+#define DW_THREADS 256  /* conv.cuh GCR_DWT_THREADS */
+
+/* The tile of gcr_dw_tiled for this shape (a->tq, tsx, tth, tr, ttiles; threads per block in
+ * *threads), or 0 where no tile fits its shared memory (taps too many). u: 4-channel chunks per
+ * 16-byte vector (2 for 16-bit types with 16-byte loads; a block's channels are whole vectors).
+ * The cost of a candidate is a block's time, the bytes it moves (input tile with halo, output) at
+ * ~20 B per clock per SM plus its shared-memory reads at 128 B per clock, never below a DRAM
+ * latency (~1500 clocks), times the waves of blocks over the SMs, resident blocks sharing an SM's
+ * bandwidth; so big batches get big tiles (less halo), batch 1 tiles small enough to fill the SMs. */
+static int dw_geometry(gcr_dw_args *a, int sms, int u, int esize, int *threads)
+{
+    const int64_t cqall = (a->C + 4 * u - 1) / (4 * u) * u, KH = a->KH, KW = a->KW;
+    const int stream = a->KH == a->KW && (a->KH == 3 || a->KH == 5 || a->KH == 7) && a->dw == 1 && (a->sw == 1 || a->sw == 2);
+    double best = 0;
+    int64_t last = -1;
+    for (int64_t nb = (cqall + 31) / 32; nb <= cqall / u; nb++) {
+        int64_t cq = ((cqall + nb - 1) / nb + u - 1) / u * u;
+        if (cq == last) continue;
+        last = cq;
+        if (cq > 32) continue;
+        const int64_t nbk = (cqall + cq - 1) / cq;
+        for (int64_t r = DW_RMAX; r >= 1; r /= 2) {
+            for (int64_t sx = 1; sx <= (a->OW + r - 1) / r && sx * cq <= DW_THREADS; sx++) {
+                int64_t th = DW_THREADS / (cq * sx);
+                if (th > a->OH) th = a->OH;
+                const int64_t tw = sx * r, ih = (th - 1) * a->sh + (KH - 1) * a->dh + 1, iw = (tw - 1) * a->sw + (KW - 1) * a->dw + 1;
+                if ((ih * iw + KH * KW) * cq > DW_SMEM_F4) continue;
+                const int64_t nthr = (cq * sx * th + 31) / 32 * 32;
+                const int64_t tiles = nbk * a->N * ((a->OH + th - 1) / th) * ((a->OW + tw - 1) / tw);
+                const double bytes = (double)(ih * iw + th * tw) * cq * 4 * esize;
+                const double reads = (double)(cq * sx * th) * (stream ? KH * ((r - 1) * a->sw + KW) : r * KH * KW);
+                double blk = bytes / 20 + reads * 16 / 128;
+                int64_t res = 65536 / (nthr * 100), sres = 227 * 1024 / ((ih * iw + KH * KW) * cq * 16 + 1024);
+                if (sres < res) res = sres;
+                if (res > 2048 / nthr) res = 2048 / nthr;
+                if (res < 1) res = 1;
+                const int64_t waves = (tiles + sms * res - 1) / (sms * res);
+                double wave = blk * (double)res;
+                if (wave < blk + 1500) wave = blk + 1500;
+                const double cost = (double)waves * wave;
+                if (best == 0 || cost < best * 0.999) {
+                    best = cost;
+                    a->tq = cq;
+                    a->tsx = sx;
+                    a->tth = th;
+                    a->tr = r;
+                    a->ttiles = tiles;
+                    *threads = (int)nthr;
+                }
+            }
+        }
+    }
+    return best > 0;
+}
 
 static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
@@ -27,31 +85,32 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     const void *xp = gcr_tensor_data(c->in[0]), *wp = gcr_tensor_data(c->in[1]);
     const void *bp = c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
     void *yp = gcr_tensor_data(out);
-    /* the kernel's 4-outputs-per-thread paths (conv.cuh gcr_dw_tile, gcr_dw_vec) need a quarter
-     * of the threads; the channels-last one also 16 bytes of channels per thread, every offset of
-     * them a multiple of 16 bytes, and at most 65535 blocks of 32 channel groups (grid y) */
-    int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
-    int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
-    if (GCR_DW_VEC && tile && a.c_fast && a.xs[1] == 1 && a.C % vc == 0 && a.C / vc <= 65535LL * 32 && a.xs[0] % vc == 0 &&
-        a.xs[2] % vc == 0 && a.xs[3] % vc == 0 && a.ys[0] % vc == 0 && a.ys[2] % vc == 0 && a.ys[3] % vc == 0 &&
-        (uintptr_t)xp % 16 == 0 && (uintptr_t)yp % 16 == 0 &&
-        a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)gcr_cuda_sm_count(ctx) * 512)
-        a.c_fast = 2; /* ... and enough threads: at batch 1 the one-channel tiles fill the device better */
+    const int sms = gcr_cuda_sm_count(ctx);
+    int threads = 256;
+    /* channels-last input and output: the tile, at every batch (its geometry adapts), with 16-byte
+     * loads where channels, strides and pointers allow; the tile's indices are 64-bit where they
+     * can pass 2^31 (element offsets, the tile count) */
+    if (GCR_DW_VEC && a.c_fast && a.xs[1] == 1) {
+        const int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
+        a.tvec = a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 && a.xs[3] % vc == 0 && a.ys[0] % vc == 0 &&
+                 a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 && (uintptr_t)yp % 16 == 0;
+        if (dw_geometry(&a, sms, a.tvec ? (int)(vc / 4) : 1, (int)gcr_dtype_size(x->dtype), &threads)) a.c_fast = 2;
+    }
     gcr_cuda_fn *k;
     char name[32];
     snprintf(name, sizeof name, "gcr_dw%s_%s", a.c_fast == 2 ? "v" : "", gcr_cuda_dt_suffix(x->dtype));
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
-    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
-    int64_t blocks = (work + 255) / 256, cap = (int64_t)gcr_cuda_sm_count(ctx) * 16, gy = 1;
-    if (a.c_fast == 2) { /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots */
-        int64_t ox = vc == 8 ? 2 : 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
-        gy = (cv + cb - 1) / cb;
-        blocks = (a.N * a.OH * ((a.OW + ox - 1) / ox) + slots - 1) / slots;
-        cap = (cap + gy - 1) / gy;
-    }
     void *std[] = {&a, &xp, &wp, &yp, &bp};
-    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, std, 5, h);
+    if (a.c_fast == 2) { /* a block per tile, up to the grid's limit (the kernel walks the rest) */
+        int64_t blocks = a.ttiles < 0x7fffffff ? a.ttiles : 0x7fffffff;
+        return gcr_cuda_hooked_launch(ctx, k, (unsigned)blocks, 1, 1, (unsigned)threads, std, 5, h);
+    }
+    /* gcr_dw_tile's 4-outputs-per-thread path needs a quarter of the threads */
+    int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
+    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
+    int64_t blocks = (work + 255) / 256, cap = (int64_t)sms * 16;
+    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, std, 5, h);
 }
 
 static bool is_depthwise(const gcr_call *c)

@@ -100,6 +100,7 @@ void gcr_cuda_alloc_stats(gcr_ctx *ctx, size_t *held, size_t *live, uint64_t *ma
 struct gcr_cuda_program_cache;
 struct gcr_cuda_pw_entry;
 struct gcr_cuda_tune;
+struct gcr_cuda_splitk;
 
 /* Per-ctx backend state (ctx->be_state). */
 typedef struct gcr_cuda_state {
@@ -116,6 +117,10 @@ typedef struct gcr_cuda_state {
     gcr_cuda_cache_stats cache;
     const char *last_fn;                      /* name of the last launched kernel (owned by its module) */
     struct gcr_cuda_tune *tune;               /* measured tactic choices and their counters (autotune.c, lazy) */
+    const char *dense_force;                  /* tests: the dense engine runs the tactic whose name
+                                                 contains this, when legal (gcr_cuda_dense_force) */
+    char dense_last[64];                      /* the dense engine's last tactic (gcr_cuda_dense_last) */
+    struct gcr_cuda_splitk *splitk;           /* split-K workspace (splitk.c, lazy) */
 } gcr_cuda_state;
 
 static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state *)ctx->be_state; }

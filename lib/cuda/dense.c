@@ -1,10 +1,13 @@
 /* dense.c — the dense engine: for a problem in conv terms (gcr_dense_args, kernels/abi.h) it picks
  * the kernel and launches it: the implicit GEMM of kernels/gemm.cuh (every non-depthwise conv,
  * 1x1 included as a plain GEMM, and matmul/linear), its GEMV kernel when there are at most 8 rows,
- * the streaming tensor-core tile of kernels/gemm_tc.cuh (f16/bf16 1x1, f32 with knobs.tf32) or
+ * the streaming tensor-core tile of kernels/gemm_tc.cuh (f16/bf16 1x1 convs and GEMMs, and every
+ * other conv whose x and weights are channels-last, as an implicit GEMM; f32 with knobs.tf32) or
  * conv.cuh's direct kernel (short reductions: the stem). conv.c and matmul.c describe their calls
  * as problems; the kernel's program comes through hooks.c. */
 #include "dense.h"
+#include "autotune.h"
+#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,6 +37,25 @@ static bool gemv_fits(const gcr_dense_args *a)
     return a->M <= 8 && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->b_kfast;
 }
 
+/* The tensor-core tile's implicit GEMM (kernels/gemm_tc.cuh, AT 3): x and w channels-last (the
+ * channel stride 1, every other stride of a dim longer than 1 and every group offset a whole
+ * number of 16-byte chunks of ch elements), C = K / taps channels per group a multiple of ch, both
+ * pointers 16-byte aligned. Covers every tap shape, stride, padding and dilation; a 1x1 without
+ * padding that also fits the plain k-contiguous tile (AT 0) takes that one (no tap decode). */
+static int implicit_fits(const gcr_dense_args *a, int64_t ch, const void *x, const void *w)
+{
+    int64_t taps = a->KH * a->KW;
+    int ok = (taps > 1 || a->ph || a->pw) && a->K % taps == 0 && (a->K / taps) % ch == 0 && a->xs[1] == 1 && a->ws[1] == 1 &&
+             (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
+    /* a dim of extent 1 is never stepped along: its stride is whatever the layout says (a 1x1
+     * filter's kh and kw strides, say) */
+    const int64_t xe[4] = {2, 1, a->H, a->W}, we[4] = {a->N, 1, a->KH, a->KW};
+    for (int i = 0; i < 4; i++)
+        ok &= i == 1 || ((xe[i] == 1 || a->xs[i] % ch == 0) && (we[i] == 1 || a->ws[i] % ch == 0));
+    for (int i = 0; i < a->nz; i++) ok &= a->zx[i] % ch == 0 && a->zw[i] % ch == 0;
+    return ok;
+}
+
 /* Past 65535 x 32 columns the engine's tiles are at least 64 columns wide (a 32-wide tile is picked
  * only when the 64-wide ones would not give every SM a block), and grid y holds at most 65535 of
  * them; the GEMV kernel puts its columns along grid x instead. */
@@ -55,6 +77,238 @@ int gcr_cuda_dense_limits(const gcr_dense_args *a, gcr_cuda_limit *l)
     return n;
 }
 
+/* The engine's candidate kernels for one problem: the heuristic's pick (def) and every other legal
+ * tactic GCR_AUTOTUNE may measure instead, with the problem as the kernels get it (v: vec flags set). */
+typedef struct dense_plan {
+    gcr_dense_args v;
+    gcr_dtype dt;
+    int tf32;
+    gcr_cuda_tactic t[GCR_CUDA_TUNE_MAX];
+    int n, def;
+    int64_t bk;    /* a split-K tactic's k tile (elements) */
+    float *part;   /* ... and its workspace (kept out of v, which keys GCR_AUTOTUNE's choices) */
+    gcr_u32 *sem;
+} dense_plan;
+
+/* adds kernel <name> with grid gx x gy (x z), split ks ways along k, unless grid y is past its
+ * 65535 limit; returns its index */
+static int add_tactic(dense_plan *p, const char *name, int64_t gx, int64_t gy, int64_t z, int64_t ks)
+{
+    if (p->n == GCR_CUDA_TUNE_MAX || gy > 65535 || gx > 0x7fffffff) return -1;
+    gcr_cuda_tactic *t = &p->t[p->n];
+    *t = (gcr_cuda_tactic){.gx = (unsigned)gx, .gy = (unsigned)gy, .gz = (unsigned)z, .threads = 256, .ks = (unsigned)ks};
+    snprintf(t->name, sizeof t->name, "%s", name);
+    return p->n++;
+}
+
+/* A tactic's name for forcing and reports: the kernel's, plus "/s<ks>" when split along k. */
+static const char *tactic_id(const gcr_cuda_tactic *t, char *buf, size_t n)
+{
+    if (t->ks > 1) snprintf(buf, n, "%s/s%u", t->name, t->ks);
+    else snprintf(buf, n, "%s", t->name);
+    return buf;
+}
+
+/* Split-K for the tensor-core tile of bn columns with `tiles` output tiles over nk k tiles: about
+ * two blocks per SM in all (so each SM has a second block to overlap loads with), every split at
+ * least 4 k tiles and at most 8 splits (the last block of a tile reads every split's partials back,
+ * a round of L2 latency each), the partials within the ctx's workspace. 0: no split worth having. */
+static int64_t split_ways(int64_t tiles, int64_t nk, int64_t bn, int64_t sms)
+{
+    if (tiles <= 0 || tiles > GCR_CUDA_SPLITK_TILES) return 0;
+    int64_t ks = (2 * sms + tiles - 1) / tiles;
+    if (ks > nk / 4) ks = nk / 4;
+    if (ks > 8) ks = 8;
+    int64_t cap = (int64_t)(GCR_CUDA_SPLITK_BYTES / ((size_t)tiles * 128 * (size_t)bn * sizeof(float)));
+    if (ks > cap) ks = cap;
+    if (ks < 2) return 0;
+    int64_t chunk = (nk + ks - 1) / ks;
+    return (nk + chunk - 1) / chunk; /* no split left without k tiles */
+}
+
+/* The tactics of problem a (x, w: the operands, for alignment) into p. */
+static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
+                          dense_plan *p)
+{
+    int64_t z = 1;
+    for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
+    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80;
+    int64_t sms = gcr_cuda_sm_count(ctx);
+    const char *sfx = gcr_cuda_dt_suffix(dt);
+    p->dt = dt;
+    p->tf32 = tf32;
+    p->n = 0;
+    p->def = -1;
+    p->bk = 0;
+    p->part = NULL;
+    p->sem = NULL;
+    /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
+     * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
+    gcr_dense_args *v = &p->v;
+    *v = *a;
+    int64_t ch = dt == GCR_F32 ? 4 : 8;
+    int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
+    int za_ok = 1, zw_ok = 1;
+    for (int i = 0; i < a->nz; i++) {
+        za_ok &= a->zx[i] % ch == 0;
+        zw_ok &= a->zw[i] % ch == 0;
+    }
+    v->vec_a = vec_ok && za_ok && a->ph == 0 && a->pw == 0 && a->xs[1] == 1 && a->xs[0] % ch == 0 &&
+               a->xs[2] % ch == 0 && a->xs[3] % ch == 0 && (uintptr_t)x % 16 == 0;
+    v->vec_b = vec_ok && zw_ok && a->ws[1] == 1 && a->ws[0] % ch == 0 && (uintptr_t)w % 16 == 0;
+    /* A pixel-contiguous (NCHW 1x1 stride 1, or a column-major matmul operand): the tc tile loads
+     * 8 rows of one image per chunk, so H*W % 8 == 0 and every offset a multiple of 8 elements */
+    int64_t sp = a->OH * a->OW;
+    int a_pix = tc && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->sh == 1 && a->sw == 1 && a->K % 8 == 0 &&
+                ((a->OW == 1 && a->xs[2] == 1) || (a->xs[3] == 1 && a->xs[2] == a->OW)) && sp % 8 == 0 &&
+                a->xs[1] % 8 == 0 && a->xs[0] % 8 == 0 && za_ok && (uintptr_t)x % 16 == 0;
+    /* else any 1x1 no-padding layout: A element by element (AT 2) */
+    int a_elem = a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0;
+    /* any other taps, strides, padding, dilation: the implicit GEMM over channels-last x and
+     * weights (AT 3), each 16-byte chunk ch channels of one tap */
+    int a_taps = implicit_fits(a, ch, x, w);
+    /* TF32: the channel-contiguous layouts (AT 0, 3) only; their 16-byte chunks are 4 floats */
+    int at = -1;
+    if (GCR_DENSE_TC && (tc || tf32)) {
+        if (v->vec_b) at = v->vec_a ? 0 : !tc ? -1 : a_pix ? 1 : a_elem ? 2 : -1;
+        if (at < 0 && a_taps) at = 3;
+    }
+    char name[48];
+
+    /* short reductions into few columns (the stem; f32 1x1 with K <= 28 = GCR_DIRECT_K into NCHW):
+     * conv.cuh's direct kernel, a thread per output pixel; the heuristic takes it where there are
+     * enough pixels (at batch 1 the implicit GEMM's split tiles fill the device better) */
+    int64_t kp = (a->K + 3) & ~3LL;
+    if (GCR_DENSE_DIRECT && a->K <= 28 && a->N * kp <= 2048 && (a->KH * a->KW > 1 || (dt == GCR_F32 && a->ys[1] != 1))) {
+        int64_t blocks = (a->M + 255) / 256, cap = sms * 8;
+        snprintf(name, sizeof name, "gcr_direct_%s", sfx);
+        int i = add_tactic(p, name, blocks < cap ? blocks : cap, 1, z, 1);
+        if (a->M >= sms * 512) p->def = i;
+    }
+    /* the streaming tensor-core tile: 128 rows by 32, 64 or 128 columns (no wider than N needs);
+     * the heuristic takes the widest that still gives every SM a block. Where none does (batch 1,
+     * small late layers) split-K fills the SMs: ks blocks per tile of the 32-wide split-K tile
+     * (channel-contiguous layouts, AT 0 and 3); it is also offered to GCR_AUTOTUNE where the widest
+     * filling tile leaves a second block per SM missing. */
+    if (at >= 0 && a->M > 8) {
+        const int64_t trows = (a->M + 127) / 128, bk = 64 / (int64_t)gcr_dtype_size(dt), nk = (a->K + bk - 1) / bk;
+        const char *ats = (const char *[]){"", "n", "e", "k"}[at];
+        int wide = -1;
+        int64_t wide_tiles = 0;
+        for (int bn = 32; bn <= 128; bn *= 2) {
+            if (bn > 32 && a->N <= bn / 2) break; /* a wider tile than N needs */
+            const int64_t tiles = trows * ((a->N + bn - 1) / bn) * z;
+            snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", bn, ats, tf32 ? "tf32" : sfx);
+            int i = add_tactic(p, name, trows, (a->N + bn - 1) / bn, z, 1);
+            if (i >= 0 && tiles >= sms) {
+                wide = i;
+                wide_tiles = tiles;
+            }
+        }
+        if (wide >= 0 && p->def < 0) p->def = wide;
+        const int64_t sbn = 32, stiles = trows * ((a->N + sbn - 1) / sbn) * z;
+        const int64_t ks = (at == 0 || at == 3) && (wide < 0 || wide_tiles < 2 * sms) ? split_ways(stiles, nk, sbn, sms) : 0;
+        float *part;
+        gcr_u32 *sem;
+        if (ks > 1 && gcr_cuda_splitk_ws(ctx, &part, &sem)) {
+            snprintf(name, sizeof name, "gcr_dense_tc%d%ss_%s", (int)sbn, ats, tf32 ? "tf32" : sfx);
+            int i = add_tactic(p, name, trows * ks, (a->N + sbn - 1) / sbn, z, ks);
+            if (i >= 0 && p->def < 0) p->def = i;
+            p->part = part;
+            p->sem = sem;
+            p->bk = bk;
+        }
+    }
+    /* batch-1 classifier / squeeze-excite */
+    if (gemv_fits(a)) {
+        snprintf(name, sizeof name, "gcr_gemv_%s", sfx);
+        int i = add_tactic(p, name, (a->N + 7) / 8, 1, z, 1);
+        if (p->def < 0) p->def = i;
+    }
+    /* the implicit GEMM of gemm.cuh, for every problem: the heuristic takes the largest tile that
+     * still gives every SM a block (the 32 tile splits K inside the block) */
+    int64_t t64 = ((a->M + 63) / 64) * ((a->N + 63) / 64) * z, tt = ((a->M + 127) / 128) * ((a->N + 31) / 32) * z;
+    const char *hcfg = a->N <= 32 && tt >= sms ? "t" : t64 >= sms ? "64" : "32";
+    static const char *cfgs[] = {"t", "64", "32"};
+    for (int c = 0; c < 3; c++) {
+        if (c == 0 && a->N > 32) continue;
+        int bm = c == 0 ? 128 : c == 1 ? 64 : 32, bn = c == 1 ? 64 : 32;
+        snprintf(name, sizeof name, "gcr_dense_%s%s_%s", tc ? "mma" : "fma", cfgs[c], sfx);
+        int i = add_tactic(p, name, (a->M + bm - 1) / bm, (a->N + bn - 1) / bn, z, 1);
+        if (!strcmp(cfgs[c], hcfg) && p->def < 0) p->def = i;
+    }
+}
+
+/* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the
+ * tc tiles keep their 16-byte loads */
+static gcr_dense_args tactic_args(const dense_plan *p, const gcr_cuda_tactic *t)
+{
+    gcr_dense_args v = p->v;
+    if (!VEC_UNVERIFIED && !strstr(t->name, "32_") && !strstr(t->name, "_tc")) v.vec_a = v.vec_b = 0;
+    if (t->ks > 1) {
+        const int64_t nk = (v.K + p->bk - 1) / p->bk;
+        v.ksplit = t->ks;
+        v.kchunk = (nk + t->ks - 1) / t->ks;
+        v.part = p->part;
+        v.sem = p->sem;
+    }
+    return v;
+}
+
+/* elements from an operand's first to its last, for strides st over extents ext (and z offsets) */
+static int64_t span(const int64_t *ext, const int64_t *st, int nd, const gcr_dense_args *a, const int64_t *zst)
+{
+    int64_t s = 1;
+    for (int i = 0; i < nd; i++) s += (ext[i] - 1) * st[i];
+    for (int i = 0; i < a->nz; i++) s += (a->zshape[i] - 1) * zst[i];
+    return s;
+}
+
+/* GCR_AUTOTUNE runs a tactic's eager kernel (no hooks, no bias) on scratch operands */
+static gcr_status run_tactic(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void *x, void *w, void *out)
+{
+    const dense_plan *p = arg;
+    gcr_cuda_hooks eh = {.tf32 = p->tf32};
+    gcr_cuda_fn *k;
+    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", p->dt, &eh, t->name, &k));
+    gcr_dense_args v = tactic_args(p, t);
+    const void *bias = NULL;
+    void *std[] = {&v, &x, &w, &out, &bias};
+    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, std, 5, NULL);
+}
+
+/* The tactic to run: a test's forced one (gcr_cuda_dense_force) when legal, else the choice of
+ * gcr_cuda_tune_pick: with GCR_AUTOTUNE=1 the fastest measured on this problem's shape (tuned on
+ * the plain kernels: a fused prologue or epilogue adds about the same to every tactic), else the
+ * heuristic's. */
+static int dense_choose(gcr_ctx *ctx, dense_plan *p)
+{
+    const char *force = gcr_cuda_st(ctx)->dense_force;
+    char id[64];
+    if (force)
+        for (int i = 0; i < p->n; i++)
+            if (strstr(tactic_id(&p->t[i], id, sizeof id), force)) return i;
+    const gcr_dense_args *a = &p->v;
+    /* one candidate, or an empty problem (a graph's program fetched for a binding with no rows) */
+    if (p->n < 2 || a->M <= 0 || a->OH * a->OW <= 0 || a->N <= 0) return p->def;
+    int64_t N = a->M / (a->OH * a->OW), C = a->K / (a->KH * a->KW), es = gcr_dtype_size(p->dt);
+    int64_t iy = a->H < (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1 ? a->H : (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1;
+    int64_t ix = a->W < (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1 ? a->W : (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1;
+    int64_t xe[4] = {N, C, iy, ix}, we[4] = {a->N, C, a->KH, a->KW}, ye[4] = {N, a->N, a->OH, a->OW};
+    int64_t xb = span(xe, a->xs, 4, a, a->zx), wb = span(we, a->ws, 4, a, a->zw), yb = span(ye, a->ys, 4, a, a->zy);
+    struct { gcr_dense_args v; int32_t dt, tf32; } key;
+    memset(&key, 0, sizeof key);
+    key.v = *a;
+    key.dt = p->dt;
+    key.tf32 = p->tf32;
+    return gcr_cuda_tune_pick(ctx, &key, sizeof key, p->t, p->n, p->def, (size_t)(xb * es), (size_t)(wb * es),
+                              (size_t)(yb * es), run_tactic, p);
+}
+
+void gcr_cuda_dense_force(gcr_ctx *ctx, const char *name) { gcr_cuda_st(ctx)->dense_force = name; }
+const char *gcr_cuda_last_kernel(gcr_ctx *ctx) { return gcr_cuda_st(ctx)->last_fn; }
+const char *gcr_cuda_dense_last(gcr_ctx *ctx) { return gcr_cuda_st(ctx)->dense_last; }
+
 gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w,
                               void *out, const void *bias, const gcr_cuda_hooks *h)
 {
@@ -67,80 +321,16 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *
         return gcr_set_error(ctx, GCR_ERR_INTERNAL, "cuda dense: an unchecked problem: %s",
                              gcr_cuda_limit_str(bad, b, sizeof b));
     }
-    int64_t z = 1;
-    for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
-    int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80, tf32 = dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
-    int64_t sms = gcr_cuda_sm_count(ctx);
-    /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
-     * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
-    gcr_dense_args v = *a;
-    int64_t ch = dt == GCR_F32 ? 4 : 8;
-    int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
-    int za_ok = 1, zw_ok = 1;
-    for (int i = 0; i < a->nz; i++) {
-        za_ok &= a->zx[i] % ch == 0;
-        zw_ok &= a->zw[i] % ch == 0;
-    }
-    v.vec_a = vec_ok && za_ok && a->ph == 0 && a->pw == 0 && a->xs[1] == 1 && a->xs[0] % ch == 0 && a->xs[2] % ch == 0 &&
-              a->xs[3] % ch == 0 && (uintptr_t)x % 16 == 0;
-    v.vec_b = vec_ok && zw_ok && a->ws[1] == 1 && a->ws[0] % ch == 0 && (uintptr_t)w % 16 == 0;
-    /* A pixel-contiguous (NCHW 1x1 stride 1, or a column-major matmul operand): the tc tile loads
-     * 8 rows of one image per chunk, so H*W % 8 == 0 and every offset a multiple of 8 elements */
-    int64_t sp = a->OH * a->OW;
-    int a_pix = tc && a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0 && a->sh == 1 && a->sw == 1 && a->K % 8 == 0 &&
-                ((a->OW == 1 && a->xs[2] == 1) || (a->xs[3] == 1 && a->xs[2] == a->OW)) && sp % 8 == 0 &&
-                a->xs[1] % 8 == 0 && a->xs[0] % 8 == 0 && za_ok && (uintptr_t)x % 16 == 0;
-    /* else any 1x1 no-padding layout: A element by element (AT 2) */
-    int a_elem = a->KH * a->KW == 1 && a->ph == 0 && a->pw == 0;
-    /* TF32: the k-contiguous layout (AT 0) only; its 16-byte chunks are 4 floats (vec_a/vec_b) */
-    int at = !GCR_DENSE_TC || !(tc || tf32) || !v.vec_b ? -1 : v.vec_a ? 0 : !tc ? -1 : a_pix ? 1 : a_elem ? 2 : -1;
-    int64_t tbn = a->N <= 32 ? 32 : a->N <= 64 ? 64 : 128;
-    int64_t trows = (a->M + 127) / 128, ttiles = trows * ((a->N + tbn - 1) / tbn) * z;
-    if (tbn == 128 && ttiles < sms) {
-        tbn = 64;
-        ttiles = trows * ((a->N + 63) / 64) * z;
-    }
-    a = &v;
-    char name[48];
-    unsigned gx, gy, threads;
-    /* short reductions into few columns (the stem; f32 1x1 with K <= 28 = GCR_DIRECT_K into NCHW):
-     * conv.cuh's direct kernel, a thread per output pixel, where there are enough pixels (at
-     * batch 1 the implicit GEMM's split tiles fill the device better) */
-    int64_t kp = (a->K + 3) & ~3LL;
-    int direct = GCR_DENSE_DIRECT && a->K <= 28 && a->N * kp <= 2048 && a->M >= sms * 512 &&
-                 (a->KH * a->KW > 1 || (dt == GCR_F32 && a->ys[1] != 1));
-    if (direct) {
-        snprintf(name, sizeof name, "gcr_direct_%s", gcr_cuda_dt_suffix(dt));
-        int64_t blocks = (a->M + 255) / 256, cap = sms * 8;
-        gx = (unsigned)(blocks < cap ? blocks : cap);
-        gy = 1;
-        threads = 256;
-    } else if (at >= 0 && a->M > 8 && ttiles >= sms) {
-        snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", (int)tbn, at == 2 ? "e" : at ? "n" : "",
-                 tf32 ? "tf32" : gcr_cuda_dt_suffix(dt));
-        gx = (unsigned)trows;
-        gy = (unsigned)((a->N + tbn - 1) / tbn);
-        threads = 256;
-    } else if (gemv_fits(a)) {
-        snprintf(name, sizeof name, "gcr_gemv_%s", gcr_cuda_dt_suffix(dt));
-        if (!VEC_UNVERIFIED) v.vec_a = v.vec_b = 0;
-        gx = (unsigned)((a->N + 7) / 8);
-        gy = 1;
-        threads = 256;
-    } else {
-        /* the largest tile that still gives every SM a block; the 32 tile splits K inside the block */
-        int64_t t64 = ((a->M + 63) / 64) * ((a->N + 63) / 64) * z, tt = ((a->M + 127) / 128) * ((a->N + 31) / 32) * z;
-        const char *cfg = a->N <= 32 && tt >= sms ? "t" : t64 >= sms ? "64" : "32";
-        if (!VEC_UNVERIFIED && cfg[0] != '3') v.vec_a = v.vec_b = 0;
-        int bm = cfg[0] == 't' ? 128 : cfg[0] == '6' ? 64 : 32, bn = cfg[0] == '6' ? 64 : 32;
-        snprintf(name, sizeof name, "gcr_dense_%s%s_%s", tc ? "mma" : "fma", cfg, gcr_cuda_dt_suffix(dt));
-        gx = (unsigned)((a->M + bm - 1) / bm);
-        gy = (unsigned)((a->N + bn - 1) / bn);
-        threads = 256;
-    }
+    dense_plan p;
+    dense_tactics(ctx, dt, a, x, w, dt == GCR_F32 && gcr_cuda_tf32(ctx, h), &p);
+    GCR_CHECK(ctx, p.def >= 0, GCR_ERR_INTERNAL, "cuda dense: no kernel for the problem");
+    const gcr_cuda_tactic *t = &p.t[dense_choose(ctx, &p)];
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    tactic_id(t, st->dense_last, sizeof st->dense_last);
     gcr_cuda_fn *k;
-    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, &k));
+    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, t->name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
-    void *std[] = {(void *)a, &x, &w, &out, &bias};
-    return gcr_cuda_hooked_launch(ctx, k, gx, gy, (unsigned)z, threads, std, 5, h);
+    gcr_dense_args v = tactic_args(&p, t);
+    void *std[] = {&v, &x, &w, &out, &bias};
+    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, std, 5, h);
 }

@@ -45,6 +45,24 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
  * dims and batch items, rows, columns and their tiles (grid y), reduction length. */
 int gcr_cuda_dense_limits(const gcr_dense_args *a, gcr_cuda_limit *l);
 
+/* Tests: the dense engine runs the legal tactic whose name contains name (e.g. "tc64k", "mma32",
+ * "/s" for a split-K one; the heuristic's or GCR_AUTOTUNE's pick when none matches; NULL: no
+ * forcing). A tactic's name is its kernel's, plus "/s<ksplit>" when split-K. name must outlive its
+ * use. gcr_cuda_last_kernel: the name of the ctx's last launched kernel; gcr_cuda_dense_last: the
+ * name of the dense engine's last tactic ("" before the first). */
+void gcr_cuda_dense_force(gcr_ctx *ctx, const char *name);
+const char *gcr_cuda_last_kernel(gcr_ctx *ctx);
+const char *gcr_cuda_dense_last(gcr_ctx *ctx);
+
+/* The split-K workspace (splitk.c): GCR_CUDA_SPLITK_BYTES of f32 partials and one counter per
+ * output tile for GCR_CUDA_SPLITK_TILES tiles, allocated on the first call and kept until the ctx
+ * is destroyed (gcr_cuda_splitk_fini), so graphs may hold its address. 1 and the two pointers, or
+ * 0 where it cannot be allocated (the ctx's error state untouched: split-K is then not offered). */
+#define GCR_CUDA_SPLITK_BYTES ((size_t)16 << 20)
+#define GCR_CUDA_SPLITK_TILES 65536
+int gcr_cuda_splitk_ws(gcr_ctx *ctx, float **part, gcr_u32 **sem);
+void gcr_cuda_splitk_fini(gcr_ctx *ctx);
+
 /* Runs the dense engine on a filled args block: x, w, out, bias (may be NULL) of dtype dt. */
 gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w,
                               void *out, const void *bias, const gcr_cuda_hooks *h);

@@ -67,6 +67,13 @@ typedef struct gcr_dense_args {
     gcr_i64 a_kfast, b_kfast;         /* operand contiguous along k: selects the coalesced load order */
     gcr_i64 vec_a, vec_b;             /* 16-byte loads along k: 1x1 taps, no padding, k contiguous, every
                                          offset a multiple of 16 bytes (gcr_cuda_dense_run checks and sets) */
+    /* split-K (the tensor-core tile only, gemm_tc.cuh): ksplit > 1 blocks share each output tile,
+     * split s reducing k tiles [s*kchunk, (s+1)*kchunk); grid x = row tiles * ksplit. part: f32
+     * partials [tile][split][BM*BN]; sem: one arrival counter per output tile, 0 between kernels
+     * (the last block to arrive resets it). Both the ctx's split-K workspace (dense.c). */
+    gcr_i64 ksplit, kchunk;
+    float *part;
+    gcr_u32 *sem;
 } gcr_dense_args;
 
 /* Depthwise conv (conv.cuh gcr_dw_*). */
@@ -75,7 +82,10 @@ typedef struct gcr_dw_args {
     gcr_i64 xs[4], ws[4], ys[4]; /* x [n,c,h,w], w [c,1,kh,kw], out [n,c,oh,ow] */
     gcr_i64 total;               /* N*C*OH*OW */
     gcr_i64 c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out);
-                                    2: and 16 bytes of channels per thread (gcr_dw_vec) */
+                                    2: the channels-last shared-memory tile (conv.cuh gcr_dw_tiled) */
+    /* the tile (c_fast 2): 4-channel chunks per block, strips per tile row, tile rows, outputs per
+     * strip, 16-byte loads/stores legal (C, strides and pointers), tiles in all */
+    gcr_i64 tq, tsx, tth, tr, tvec, ttiles;
 } gcr_dw_args;
 
 /* Pooling (pool.cuh). */
@@ -155,8 +165,8 @@ GCR_ABI_TYPE(void *, 8);
 
 #define GCR_ABI_SIZE(t, n) GCR_ABI_ASSERT(sizeof(t) == n, "abi.h: " #t " is " #n " bytes on host and device")
 GCR_ABI_SIZE(gcr_divs, 64);
-GCR_ABI_SIZE(gcr_dense_args, 408);
-GCR_ABI_SIZE(gcr_dw_args, 224);
+GCR_ABI_SIZE(gcr_dense_args, 440);
+GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 208);
 GCR_ABI_SIZE(gcr_copy_args, 288);
 GCR_ABI_SIZE(gcr_transpose_args, 48);
@@ -175,7 +185,9 @@ GCR_ABI_ASSERT(GCR_MAX_DIMS == 8, "abi.h: the kernels are built for GCR_MAX_DIMS
 #define GCR_ABI_AT(t, f, n) GCR_ABI_ASSERT(offsetof(t, f) == n, "abi.h: " #t "." #f " at byte " #n)
 GCR_ABI_AT(gcr_divs, shift, 32);
 GCR_ABI_AT(gcr_dense_args, vec_b, 400);
+GCR_ABI_AT(gcr_dense_args, sem, 432);
 GCR_ABI_AT(gcr_dw_args, c_fast, 216);
+GCR_ABI_AT(gcr_dw_args, ttiles, 264);
 GCR_ABI_AT(gcr_pool_args, count_include_pad, 200);
 GCR_ABI_AT(gcr_copy_args, nd, 24);
 GCR_ABI_AT(gcr_copy_args, fast, 28);

@@ -1,8 +1,10 @@
 /* conv.cuh — conv2d kernels: the dense engine of gemm.cuh (implicit GEMM for 1x1, general and
- * grouped convs) plus a depthwise kernel (groups == C == O), which is memory-bound: 3x3/5x5 taps
- * with column stride 1 or 2 take 4 neighbouring outputs per thread (one pass over the input row,
- * taps in registers), anything else one output per thread; threads run along the contiguous dim
- * of the output (channels for NHWC, columns for NCHW) so loads and stores coalesce.
+ * grouped convs) plus depthwise kernels (groups == C == O), which are memory-bound. Channels-last
+ * depthwise stages each block's input tile with its halo in shared memory once (gcr_dw_tiled);
+ * the rest (NCHW) runs gcr_dw_tile / gcr_dw_body: 3x3/5x5 taps with column stride 1 or 2 take 4
+ * neighbouring outputs per thread (one pass over the input row, taps in registers), anything else
+ * one output per thread; threads run along the contiguous dim of the output (channels for NHWC,
+ * columns for NCHW) so loads and stores coalesce.
  *
  * FUSION CONTRACT: the same as gemm.cuh (read its top comment), for every kernel here:
  *   GCR_PROLOGUE(v, n, c)        value used for input element v of image n, input channel c
@@ -12,12 +14,20 @@
  *                                Default: gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0)).
  *   GCR_EXTRA_PARAMS             appended to each kernel's parameters (", const float *s, ...").
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
- * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} and gcr_direct_{f32,f16,bf16}
+ * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} (depthwise, one channel per
+ * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile) and gcr_direct_{f32,f16,bf16}
  * (short reductions: the stem); GCR_DTYPE_ONLY keeps one dtype, GCR_NO_DEFAULT_KERNELS none (then
  * instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL / GCR_DIRECT_KERNEL). */
 #ifndef GCR_CONV_CUH
 #define GCR_CONV_CUH
 
+/* the default epilogue (no hook defined before this file): the depthwise tile then stores 4
+ * channels at once instead of calling it per element */
+#ifdef GCR_EPILOGUE
+#define GCR_DW_EPI_DEFAULT 0
+#else
+#define GCR_DW_EPI_DEFAULT 1
+#endif
 #include "gemm.cuh"
 #include "gemm_tc.cuh"
 
@@ -211,134 +221,225 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
         gcr_direct_body<T>(p, x, w, pro, epi);                                                             \
     }
 
-/* 16 bytes of consecutive channels as f32: 4 floats or 8 halves */
-__device__ __forceinline__ void gcr_dw_ld16(const float *p, float (&o)[4])
+/* Channels-last depthwise through a shared-memory tile (gcr_dwv_*; the host, conv.c, sets
+ * p.c_fast = 2 and the tile fields t*): a block owns TH output rows x TW = TSX * TR output columns
+ * of one image x CB = 4 * TQ consecutive channels, loads the input tile those outputs read (with
+ * its halo, padding as 0) from global memory once, then computes from shared memory only.
+ *
+ * Shared memory (one static buffer of GCR_DWT_SMEM float4, 48 KiB, the static limit):
+ *   tile  float4 [IH][IW][TQ]      input, IH = (TH-1)*sh + (KH-1)*dh + 1, IW = (TW-1)*sw + (KW-1)*dw + 1;
+ *                                  element [r][c][q] holds channels c0 + 4q .. +3 as f32, after the
+ *                                  prologue (run once per in-bounds element as it is loaded)
+ *   taps  float4 [KH*KW][TQ]       the block's weights as f32, right after the tile
+ *   stage float4 [TH][TW][TQ]      the outputs on their way to the hooked epilogue, over the tile
+ * f32 in shared memory: each element is converted (and passed through the prologue) once at the
+ * load instead of once per tap that reads it, and every thread reads one float4 per tap.
+ *
+ * Threads: thread t computes chunk q = t % TQ (4 channels) of the TR outputs of one row strip
+ * (strip t / TQ: row (t / TQ) / TSX, columns (t / TQ) % TSX * TR ..). Consecutive threads take
+ * consecutive chunks of one pixel, so shared-memory float4 reads are conflict-free within a pixel's
+ * chunks, the loads into the tile run along contiguous channels (16-byte vectors where channels,
+ * strides and pointers allow: p.tvec, else one element each, which handles any C), and the stores
+ * are channel-contiguous: with the default epilogue straight from registers as one 4-channel vector
+ * per output, with a hooked epilogue through the stage so consecutive threads store consecutive
+ * channels (the hook contract is one call per element). With the taps known at compile time (KS
+ * 3/5/7, column stride SW 1/2, no column dilation) a thread streams the (TR-1)*SW + KS input
+ * columns of each tap row through registers once for all TR outputs; otherwise (KS = 0) it reads
+ * each tap of each output from the tile.
+ *
+ * Tile sizes: the host (conv.c dw_geometry) picks TQ, TSX, TH and TR <= GCR_DWT_RMAX per shape by
+ * a small cost model: per block, the bytes it moves (input tile with halo + outputs) and its
+ * shared-memory reads, times the waves of blocks over the SMs. Large batches get big tiles (at
+ * most 256 strips, halo re-reads ~1.2-1.5x, from L2), 4 outputs per thread (shared reads per output
+ * 4.5 for 3x3 instead of 9); batch 1 gets small tiles (fewer channels, fewer outputs per thread) so
+ * the 132 SMs all get blocks. Blocks walk the tiles in the order (channel block, image, tile row,
+ * tile column), so neighbours that share a halo run together and find it in L2. */
+#define GCR_DWT_SMEM 3072 /* float4: 48 KiB */
+#define GCR_DWT_RMAX 4
+#define GCR_DWT_THREADS 256
+
+__device__ __forceinline__ void gcr_dwt_fma(float4 &a, const float4 v, const float4 w)
 {
-    float4 v = *(const float4 *)p;
-    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
+    a.x = fmaf(v.x, w.x, a.x);
+    a.y = fmaf(v.y, w.y, a.y);
+    a.z = fmaf(v.z, w.z, a.z);
+    a.w = fmaf(v.w, w.w, a.w);
 }
-template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, float (&o)[8])
+/* 4 consecutive channels stored at once (8 bytes of 16-bit types, 16 of f32) */
+__device__ __forceinline__ void gcr_dwt_st4(float *p, const float (&v)[4]) { *(float4 *)p = make_float4(v[0], v[1], v[2], v[3]); }
+template <typename T> __device__ __forceinline__ void gcr_dwt_st4(T *p, const float (&v)[4])
+{
+    union { uint2 q; unsigned short h[4]; } u;
+#pragma unroll
+    for (int j = 0; j < 4; j++) u.h[j] = gcr_dn_bits16(v[j], p);
+    *(uint2 *)p = u.q;
+}
+/* 16 bytes of channels as f32 */
+template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q, float (&o)[4])
+{
+    o[0] = __uint_as_float(q.x); o[1] = __uint_as_float(q.y); o[2] = __uint_as_float(q.z); o[3] = __uint_as_float(q.w);
+}
+template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q, float (&o)[8])
 {
     union { uint4 q; T h[8]; } u;
-    u.q = *(const uint4 *)p;
+    u.q = q;
 #pragma unroll
     for (int j = 0; j < 8; j++) o[j] = gcr_dn_tof(u.h[j]);
 }
 
-/* Channels-last depthwise (input and output channel-contiguous, C a multiple of VC, 16-byte
- * aligned; the host (conv.c) sets p.c_fast = 2): each thread takes VC = 16 bytes of consecutive
- * channels (one vector load per input pixel) times OX neighbouring outputs of one row (4 for f32,
- * 2 for 16-bit types: registers). Block = CB channel groups (blockIdx.y picks which) x 256 / CB
- * output-pixel slots, so consecutive threads load consecutive 16-byte channel groups and the
- * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
- * float4 reads are conflict-free; per input row the thread holds KS x VC taps in registers while
- * the row's input columns stream through one at a time. */
-/* one warp's outputs on their way to coalesced stores (gcr_dw_vec): 16 floats per lane, +1 pad */
-struct gcr_dw_stage {
-    float v[32][17];
-    long long base[32];
-    int n[32], c[32], nv[32];
-};
-#define GCR_DW_CB 32
-#define GCR_DW_WSM (25 * GCR_DW_CB * 8) /* floats: 5x5 taps x 32 groups x 8 halves */
 template <int KS, int SW, typename T, class Pro, class Epi>
-__device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
-                                           float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi)
+__device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                             T *__restrict__ out, const T *__restrict__ bias, float4 *__restrict__ sm,
+                                             Pro &pro, Epi &epi)
 {
-    enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
-    const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
-    const int CV = C / VC, CB = CV < GCR_DW_CB ? CV : GCR_DW_CB, slots = 256 / CB;
-    const int g0 = blockIdx.y * CB; /* first channel group of this block */
-    for (int i = threadIdx.x; i < TAPS * CB * VC; i += blockDim.x) {
-        int tap = i / (CB * VC), rem = i - tap * CB * VC, g = rem / VC, j = rem - g * VC;
-        int c = (g0 + g) * VC + j, ky = tap / KS, kx = tap - ky * KS;
-        wsm[tap * CB * VC + (j >> 2) * CB * 4 + g * 4 + (j & 3)] =
-            c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
-    }
-    __syncthreads();
-    const int g = threadIdx.x % CB, slot = threadIdx.x / CB, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    const bool on = slot < slots && g0 + g < CV;
-    const int c = (g0 + g) * VC;
-    const unsigned OH = (unsigned)p.OH, OWB = (unsigned)((OW + OX - 1) / OX);
-    const unsigned total = (unsigned)(p.N * OH * OWB);
-    for (unsigned q0 = blockIdx.x * slots + slot;; q0 += gridDim.x * slots) {
-        const bool act = on && q0 < total;
-        if (!__any_sync(0xffffffffu, act)) break; /* whole warps leave together: __syncwarp below */
-        unsigned q = act ? q0 : 0;
-        const int ob = (int)(q % OWB);
-        q /= OWB;
-        const int oy = (int)(q % OH), n = (int)(q / OH);
-        const T *xb = x + n * p.xs[0] + c;
-        const int ox0 = ob * OX, iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox0 * SW - (int)p.pw;
-        float acc[OX][VC];
+    enum { VC = 16 / sizeof(T), RM = GCR_DWT_RMAX };
+    const int C = (int)p.C, H = (int)p.H, W = (int)p.W, OH = (int)p.OH, OW = (int)p.OW;
+    const int TQ = (int)p.tq, TSX = (int)p.tsx, TH = (int)p.tth, TR = (int)p.tr, TW = TSX * TR, CB = 4 * TQ;
+    const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW;
+    const int sh = (int)p.sh, sw = SW ? SW : (int)p.sw, dh = (int)p.dh, dw = SW ? 1 : (int)p.dw;
+    const int IH = (TH - 1) * sh + (KH - 1) * dh + 1, IW = (TW - 1) * sw + (KW - 1) * dw + 1;
+    const long long ntx = (OW + TW - 1) / TW, nty = (OH + TH - 1) / TH;
+    float4 *__restrict__ taps = sm + IH * IW * TQ;
+    float *const smf = (float *)sm;
+    const int t = threadIdx.x, nt = blockDim.x, q = t % TQ, strip = t / TQ, sx = strip % TSX, ty = strip / TSX;
+    const bool comp = ty < TH; /* threads past TQ * TSX * TH only load and store */
+    for (long long tile = blockIdx.x; tile < p.ttiles; tile += gridDim.x) {
+        long long r = tile;
+        const int txi = (int)(r % ntx);
+        r /= ntx;
+        const int tyi = (int)(r % nty);
+        r /= nty;
+        const int n = (int)(r % p.N), c0 = (int)(r / p.N) * CB, oy0 = tyi * TH, ox0 = txi * TW;
+        const int iy0 = oy0 * sh - (int)p.ph, ix0 = ox0 * sw - (int)p.pw;
+        const T *__restrict__ xn = x + n * p.xs[0];
+        __syncthreads(); /* the previous tile's reads of the buffer are done */
+        for (int i = t; i < KH * KW * CB; i += nt) {
+            const int ch = i % CB, tap = i / CB, c = c0 + ch, ky = tap / KW, kx = tap - ky * KW;
+            smf[IH * IW * CB + i] = c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
+        }
+        if (p.tvec) { /* 16-byte vectors: C % VC == 0, 16-byte aligned; 4 in flight per thread */
+            const int CU = CB / VC, nv = IH * IW * CU;
+            for (int i0 = t; i0 < nv; i0 += 4 * nt) {
+                uint4 v[4];
+                int pix[4], cu[4];
+                bool ok[4];
 #pragma unroll
-        for (int o = 0; o < OX; o++)
-#pragma unroll
-            for (int j = 0; j < VC; j++) acc[o][j] = 0.0f;
-#pragma unroll 1
-        for (int ky = 0; ky < (act ? KS : 0); ky++) {
-            const int iy = iy0 + ky * (int)p.dh;
-            if ((unsigned)iy >= (unsigned)H) continue;
-            float wr[KS][VC];
-#pragma unroll
-            for (int kx = 0; kx < KS; kx++)
-#pragma unroll
-                for (int h = 0; h < VC / 4; h++) {
-                    float4 v = *(const float4 *)&wsm[(ky * KS + kx) * CB * VC + h * CB * 4 + g * 4];
-                    wr[kx][h * 4] = v.x; wr[kx][h * 4 + 1] = v.y; wr[kx][h * 4 + 2] = v.z; wr[kx][h * 4 + 3] = v.w;
+                for (int u = 0; u < 4; u++) {
+                    const int i = i0 + u * nt;
+                    cu[u] = i % CU;
+                    pix[u] = i / CU;
+                    const int ry = pix[u] / IW, iy = iy0 + ry, ix = ix0 + pix[u] - ry * IW, c = c0 + cu[u] * VC;
+                    ok[u] = i < nv && (unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W && c < C;
+                    v[u] = ok[u] ? *(const uint4 *)(xn + iy * p.xs[2] + ix * p.xs[3] + c) : make_uint4(0, 0, 0, 0);
                 }
-            const T *xr = xb + iy * p.xs[2];
 #pragma unroll
-            for (int jc = 0; jc < NCOL; jc++) {
-                const int ix = ix0 + jc;
-                float v[VC];
-                if ((unsigned)ix < (unsigned)W) {
-                    gcr_dw_ld16(xr + ix * p.xs[3], v);
-                    if (!GCR_PROLOGUE_IDENTITY) {
+                for (int u = 0; u < 4; u++) {
+                    if (i0 + u * nt >= nv) break;
+                    float f[VC];
+                    gcr_dwt_cvt<T>(v[u], f);
+                    if (!GCR_PROLOGUE_IDENTITY && ok[u]) {
 #pragma unroll
-                        for (int j = 0; j < VC; j++) v[j] = pro(v[j], n, c + j);
+                        for (int j = 0; j < VC; j++) f[j] = pro(f[j], n, c0 + cu[u] * VC + j);
                     }
-                } else {
+                    float4 *d = sm + pix[u] * TQ + cu[u] * (VC / 4);
 #pragma unroll
-                    for (int j = 0; j < VC; j++) v[j] = 0.0f;
+                    for (int h = 0; h < VC / 4; h++) d[h] = make_float4(f[4 * h], f[4 * h + 1], f[4 * h + 2], f[4 * h + 3]);
                 }
+            }
+        } else { /* one element each, consecutive threads on consecutive channels */
+            const int ne = IH * IW * CB;
+            for (int i = t; i < ne; i += nt) {
+                const int ch = i % CB, pix = i / CB, ry = pix / IW, iy = iy0 + ry, ix = ix0 + pix - ry * IW, c = c0 + ch;
+                float v = 0.0f;
+                if ((unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W && c < C)
+                    v = pro(gcr_dn_ld(xn, iy * p.xs[2] + ix * p.xs[3] + c * p.xs[1]), n, c);
+                smf[i] = v;
+            }
+        }
+        __syncthreads();
+        float4 acc[RM];
 #pragma unroll
-                for (int o = 0; o < OX; o++) {
-                    const int kx = jc - o * SW;
-                    if (kx >= 0 && kx < KS) {
+        for (int o = 0; o < RM; o++) acc[o] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (comp) {
+            const float4 *base = sm + (ty * sh * IW + sx * TR * sw) * TQ + q;
+            if (KS) {
+                enum { NCOL = (RM - 1) * (SW ? SW : 1) + (KS ? KS : 1) };
+                const int ncol = (TR - 1) * SW + KS;
+#pragma unroll 1
+                for (int ky = 0; ky < KS; ky++) {
+                    float4 wr[KS ? KS : 1];
 #pragma unroll
-                        for (int j = 0; j < VC; j++) acc[o][j] = fmaf(v[j], wr[kx][j], acc[o][j]);
+                    for (int kx = 0; kx < KS; kx++) wr[kx] = taps[(ky * KS + kx) * TQ + q];
+                    const float4 *row = base + ky * dh * IW * TQ;
+#pragma unroll
+                    for (int jc = 0; jc < NCOL; jc++) {
+                        if (jc < ncol) {
+                            const float4 v = row[jc * TQ];
+#pragma unroll
+                            for (int o = 0; o < RM; o++) {
+                                const int kx = jc - o * SW;
+                                if (kx >= 0 && kx < KS && o < TR) gcr_dwt_fma(acc[o], v, wr[kx]);
+                            }
+                        }
+                    }
+                }
+            } else {
+#pragma unroll 1
+                for (int ky = 0; ky < KH; ky++)
+#pragma unroll 1
+                    for (int kx = 0; kx < KW; kx++) {
+                        const float4 wv = taps[(ky * KW + kx) * TQ + q];
+                        const float4 *tp = base + (ky * dh * IW + kx * dw) * TQ;
+#pragma unroll
+                        for (int o = 0; o < RM; o++)
+                            if (o < TR) gcr_dwt_fma(acc[o], tp[o * sw * TQ], wv);
+                    }
+            }
+        }
+        const int oy = oy0 + ty, c = c0 + 4 * q;
+        if (GCR_DW_EPI_DEFAULT && p.tvec) { /* acc + bias, one 4-channel vector per output */
+            if (comp && oy < OH && c < C) {
+                float b[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) b[j] = bias ? gcr_dn_ld(bias, c + j) : 0.0f;
+                T *yr = out + n * p.ys[0] + oy * p.ys[2] + c;
+#pragma unroll
+                for (int o = 0; o < RM; o++) {
+                    const int ox = ox0 + sx * TR + o;
+                    if (o < TR && ox < OW) {
+                        const float v[4] = {acc[o].x + b[0], acc[o].y + b[1], acc[o].z + b[2], acc[o].w + b[3]};
+                        gcr_dwt_st4(yr + ox * p.ys[3], v);
                     }
                 }
             }
+        } else { /* the hook once per element, consecutive threads on consecutive channels */
+            __syncthreads(); /* every thread's tile reads are done: the stage goes over the tile */
+            if (comp) {
+#pragma unroll
+                for (int o = 0; o < RM; o++)
+                    if (o < TR) sm[(ty * TW + sx * TR + o) * TQ + q] = acc[o];
+            }
+            __syncthreads();
+            const int ne = TH * TW * CB;
+            for (int e = t; e < ne; e += nt) {
+                const int ch = e % CB, pix = e / CB, ry = pix / TW, oye = oy0 + ry, oxe = ox0 + pix - ry * TW, ce = c0 + ch;
+                if (ce < C && oye < OH && oxe < OW)
+                    epi(smf[e], n, ce, n * p.ys[0] + ce * p.ys[1] + oye * p.ys[2] + oxe * p.ys[3]);
+            }
         }
-        /* Stores through the warp's staging area, so consecutive lanes store consecutive
-         * channels (16-byte runs) instead of each lane 16 bytes apart one element at a time. */
-        gcr_dw_stage &st = stg[wid];
-#pragma unroll
-        for (int o = 0; o < OX; o++)
-#pragma unroll
-            for (int j = 0; j < VC; j++) st.v[lane][o * VC + j] = acc[o][j];
-        st.base[lane] = n * p.ys[0] + c + oy * p.ys[2] + ox0 * p.ys[3];
-        st.n[lane] = n;
-        st.c[lane] = c;
-        st.nv[lane] = act ? (OW - ox0 < OX ? OW - ox0 : OX) : 0;
-        __syncwarp();
-#pragma unroll
-        for (int e = lane; e < 32 * OX * VC; e += 32) {
-            const int j = e % VC, L = (e / VC) % 32, o = e / (VC * 32);
-            if (o < st.nv[L]) epi(st.v[L][o * VC + j], st.n[L], st.c[L] + j, st.base[L] + o * p.ys[3] + j);
-        }
-        __syncwarp();
     }
 }
 
 /* Two entries so each gets its own register budget (one kernel holding every path was sized by
- * its largest, 124 registers): NAME the one-channel paths (94), VNAME the channels-last 16-byte
- * channel groups (c_fast == 2; 119). GCR_DW_MINB 3 (80 registers) measured slower on an H100: the
- * f16 VNAME spills and b128 depthwise went 1053 -> 1264 us. */
+ * its largest): NAME the one-channel paths, for NCHW and for what the tile does not take (taps too
+ * many for shared memory); VNAME the channels-last tile (c_fast == 2). GCR_DW_MINB 3 (80
+ * registers) measured slower for NAME's old channel-group path on an H100 (it spilled); the tile
+ * holds 4 x 4 accumulators and one tap row, so 3 blocks of 256 fit its registers. */
 #ifndef GCR_DW_MINB
 #define GCR_DW_MINB 2
+#endif
+#ifndef GCR_DWT_MINB
+#define GCR_DWT_MINB 2
 #endif
 #define GCR_DW_KERNEL(NAME, VNAME, T)                                                                      \
     extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
@@ -354,17 +455,20 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         else if (sq == 5) gcr_dw_tile<5, 2, T>(p, x, w, pro, epi);                                         \
         else gcr_dw_body<0, unsigned, T>(p, x, w, pro, epi);                                               \
     }                                                                                                      \
-    extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
+    extern "C" __global__ void __launch_bounds__(GCR_DWT_THREADS, GCR_DWT_MINB)                            \
         VNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
     {                                                                                                      \
         GCR_HOOK_LAMBDAS;                                                                                  \
-        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps and store staging */                      \
-        __shared__ gcr_dw_stage stg[8];                                                                    \
-        if (p.KH == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);                      \
-        else if (p.KH == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg, pro, epi);                              \
-        else if (p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);                              \
-        else gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                             \
+        __shared__ float4 sm[GCR_DWT_SMEM];                                                                \
+        const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
+        if (sq == 3 && p.sw == 1) gcr_dw_tiled<3, 1, T>(p, x, w, out, bias, sm, pro, epi);                 \
+        else if (sq == 3) gcr_dw_tiled<3, 2, T>(p, x, w, out, bias, sm, pro, epi);                         \
+        else if (sq == 5 && p.sw == 1) gcr_dw_tiled<5, 1, T>(p, x, w, out, bias, sm, pro, epi);            \
+        else if (sq == 5) gcr_dw_tiled<5, 2, T>(p, x, w, out, bias, sm, pro, epi);                         \
+        else if (sq == 7 && p.sw == 1) gcr_dw_tiled<7, 1, T>(p, x, w, out, bias, sm, pro, epi);            \
+        else if (sq == 7) gcr_dw_tiled<7, 2, T>(p, x, w, out, bias, sm, pro, epi);                         \
+        else gcr_dw_tiled<0, 0, T>(p, x, w, out, bias, sm, pro, epi);                                      \
     }
 
 #endif /* GCR_CONV_CUH */

@@ -18,14 +18,26 @@
  *   registers (each thread one row, consecutive threads consecutive rows, so pixel-contiguous
  *   inputs coalesce), the next tile's loads in flight during this tile's math, stored [k][m].
  *   B is always w[col*ws[0] + k] by cp.async.
+ *   3 implicit GEMM for any KH x KW, stride, padding, dilation (and groups, through z): channels-
+ *   last x (NHWC, C = K / (KH*KW) channels per group, C a multiple of a chunk) and channels-last
+ *   weights (OHWI), with k ordered tap-major, k = (ky*KW + kx)*C + c, so every 16-byte chunk is
+ *   EPC channels of one tap: A(r, k) at x[n, iy, ix, c..c+EPC) with iy = oy*sh - ph + ky*dh (the
+ *   chunk is zero-filled by cp.async when the tap falls in the padding), B at w[col, ky, kx, c..].
+ *   Each thread's chunks share one k per tile (its t % (BK/EPC)), so the tap decode is one
+ *   division per tile per thread.
  * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these.
- * TF32 (f32 operands, AT 0 only, opt-in: knobs.tf32): the same tile in bytes. A 16-byte chunk is 4
+ * Split-K (p.ksplit > 1, every layout): where the output tiles are fewer than the SMs (batch 1, the
+ * 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of k tiles; they meet in
+ * gcr_tc_splitk, and the last to arrive sums the f32 partials in a fixed order and runs the
+ * epilogue, so fused epilogues apply unchanged and the result does not depend on block order.
+ * TF32 (f32 operands, AT 0 and 3, opt-in: knobs.tf32): the same tile in bytes. A 16-byte chunk is 4
  * floats instead of 8 halves, so BK is 16 elements instead of 32 and each k step of an mma is 8
  * (m16n8k8.tf32) instead of 16; the ldmatrix addresses, fragment registers and accumulator layout
  * are byte-for-byte those of the 16-bit tile (a 32-bit element is a pair of b16 lanes), so one body
  * serves both. Operands are rounded to TF32 (cvt.rna) after ldmatrix, as cuBLAS/cuDNN do.
- * Kernels: gcr_dense_tc{128,64,32}[n|e]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2;
- * gcr_dense_tc{128,64,32}_tf32 (f32 programs built with GCR_TF32 defined). */
+ * Kernels: gcr_dense_tc{128,64,32}[n|e|k]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2,
+ * k = AT 3; gcr_dense_tc{128,64,32}[k]_tf32 (f32 programs built with GCR_TF32 defined); the split-K
+ * tiles gcr_dense_tc32[k]s_{f16,bf16,tf32} (AT 0 and 3, 128 x 32). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
@@ -33,8 +45,8 @@
 
 /* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats); ST stages of shared
  * operand tiles */
-template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_> struct gcr_tc_cfg {
-    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, THREADS = 256 };
+template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0> struct gcr_tc_cfg {
+    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, SK = SK_, THREADS = 256 };
 };
 
 /* shared-memory element of the tile: the operand's bits (16-bit types) or a float (TF32) */
@@ -80,6 +92,13 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 1, GCR_TC_MB(4)> gcr_cfg_tc32n;
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 2, 2> gcr_cfg_tc128e;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 2, GCR_TC_MB(3)> gcr_cfg_tc64e;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 2, GCR_TC_MB(4)> gcr_cfg_tc32e;
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 3, 2> gcr_cfg_tc128k;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 3, GCR_TC_MB(3)> gcr_cfg_tc64k;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4)> gcr_cfg_tc32k;
+/* split-K (SK 1) kernels of their own: the partials' exchange keeps every accumulator live past
+ * the main loop, which the unsplit tiles' register budgets would pay for in spills */
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(4), 1> gcr_cfg_tc32s;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4), 1> gcr_cfg_tc32ks;
 
 __device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -89,6 +108,62 @@ __device__ __forceinline__ void gcr_tc_cp16(void *dst, const void *src, bool ok)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gcr_tc_smem(dst)), "l"(src), "r"(ok ? 16 : 0));
 }
 
+/* Split-K's meeting point, after a block's k tiles: every split stores its accumulators as f32
+ * partials ([element][thread] within the split's BM*BN floats, so the stores coalesce; only the
+ * elements of rows and columns inside the problem, nr x nc from the tile's corner) and counts itself
+ * in on the tile's counter; the last to arrive resets the counter and sums the ks partials, its own
+ * included, in split order (so the result does not depend on which block came last and is
+ * bit-identical run to run) into acc, and returns true to run the epilogue; the others return
+ * false. Each pass over a split issues all of a thread's loads at once (the partials are in L2).
+ * The fences order the partials before the count (release) and the reads after it (acquire); the
+ * partials go through L2 only (__stcg, __ldcg). Called by every thread of the block. */
+template <int NT, int MI, int NI>
+__device__ __forceinline__ bool gcr_tc_splitk(const gcr_dense_args &p, float (&acc)[MI][NI][4], int split, int ks, int rt,
+                                              int wr, int wc, int nr, int nc)
+{
+    enum { NA = MI * NI * 4 };
+    __shared__ int last;
+    const int t = threadIdx.x, g = (t & 31) >> 2, q2 = (t & 3) * 2;
+    const long long tile = ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+    float *part = p.part + tile * ks * (NA * NT);
+    /* accumulator (i, j, q) holds row wr + i*16 + g + (q/2)*8, column wc + j*8 + q2 + q%2 */
+    auto in = [&](int i, int j, int q) { return wr + i * 16 + g + (q >> 1) * 8 < nr && wc + j * 8 + q2 + (q & 1) < nc; };
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                if (in(i, j, q)) __stcg(&part[(long long)split * NA * NT + ((i * NI + j) * 4 + q) * NT + t], acc[i][j][q]);
+    __threadfence();
+    __syncthreads();
+    if (t == 0) {
+        const unsigned prev = atomicAdd(&p.sem[tile], 1u);
+        last = prev == (unsigned)ks - 1;
+        if (last) p.sem[tile] = 0; /* every split has arrived: the next kernel finds it 0 */
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[i][j][q] = 0.0f;
+    for (int s = 0; s < ks; s++) {
+        const float *ps = part + (long long)s * NA * NT + t;
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < NI; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    if (in(i, j, q)) acc[i][j][q] += __ldcg(&ps[((i * NI + j) * 4 + q) * NT]);
+    }
+    return true;
+}
+
 template <typename T, class CFG, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                              Pro &pro, Epi &epi)
@@ -96,13 +171,14 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     typedef typename gcr_tc_elem<T>::t E;
     enum { TF32 = sizeof(E) == 4, EPC = 16 / (int)sizeof(E) }; /* EPC: elements per 16-byte chunk */
-    static_assert(!TF32 || CFG::AT == 0, "the TF32 tile has the k-contiguous A layout only");
+    static_assert(!TF32 || CFG::AT == 0 || CFG::AT == 3, "the TF32 tile has the channel-contiguous A layouts only");
     enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK_BYTES / (int)sizeof(E), ST = CFG::ST, AT = CFG::AT, NT = CFG::THREADS };
     enum { KS = TF32 ? 8 : 16 }; /* k per mma */
     enum { TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
     /* shared tiles: A [m][k] (AT 0) or [k][m] (AT 1), B [n][k]; the one-chunk pads keep the 8 row
      * addresses of each ldmatrix on distinct banks */
-    enum { LDA = AT ? BM + EPC : BK + EPC, A_ROWS = AT ? BK : BM, LDB = BK + EPC };
+    enum { TM = AT == 1 || AT == 2 }; /* A stored transposed, [k][m] */
+    enum { LDA = TM ? BM + EPC : BK + EPC, A_ROWS = TM ? BK : BM, LDB = BK + EPC };
     enum { A_CH = BM * BK / EPC, B_CH = BN * BK / EPC, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
     enum { NE = BM * BK / NT, KE = NT / BM }; /* AT 2: elements per thread, k step between them */
     enum { LDC = BN + 1 };
@@ -119,7 +195,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     float (*Cs)[LDC] = (float (*)[LDC])raw;
 
     const int t = threadIdx.x, M = (int)p.M, N = (int)p.N, K = (int)p.K;
-    const gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
+    /* split-K: grid x is the row tiles times p.ksplit, split s = blockIdx.x / row tiles */
+    const int ks = CFG::SK && p.ksplit > 1 ? (int)p.ksplit : 1, rt = (int)gridDim.x / ks, split = (int)blockIdx.x / rt;
+    gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
+    blk.r0 = ((int)blockIdx.x - split * rt) * BM;
     const int r0 = blk.r0, c0 = blk.c0, zn = blk.zn, zc = blk.zc, sp = (int)(p.OH * p.OW);
     x += blk.za;
     w += blk.zb;
@@ -138,6 +217,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     /* this thread's chunks: fixed rows / columns, k advancing by BK per tile */
     const T *pa[NCA];
     int ka[NCA], na[NCA], la[NCA]; /* chunk's k within the tile, image, smem row/col; na < 0: out of range */
+    int iy0[AT == 3 ? NCA : 1], ix0[AT == 3 ? NCA : 1]; /* AT 3: the row's top-left input tap */
+    const int C = AT == 3 ? K / (int)(p.KH * p.KW) : K; /* channels per tap */
 #pragma unroll
     for (int i = 0; i < NCA; i++) {
         int e = t + i * NT;
@@ -154,28 +235,58 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             ka[i] = t / BM;
             la[i] = t % BM;
             pa[i] = x + off;
-        } else if (AT) { /* chunk = 8 rows (pixels) of one k */
+        } else if (AT == 1) { /* chunk = 8 rows (pixels) of one k */
             int kl = e / (BM / 8), mc = (e % (BM / 8)) * 8, r = r0 + mc;
             int n = r / sp, pix = r - n * sp;
             ka[i] = kl;
             la[i] = mc;
             na[i] = r < M ? n : -1;
             pa[i] = x + (r < M ? n * p.xs[0] + pix + kl * p.xs[1] : 0);
-        } else { /* chunk = EPC k of one row */
+        } else { /* chunk = EPC k of one row; AT 3: EPC channels of one tap of the row, moved per tile */
             int rl = e / (BK / EPC), kl = (e % (BK / EPC)) * EPC, r = r0 + rl;
-            long long off = 0;
-            if (r < M) {
-                int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
-                off = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
-                na[i] = n;
-            } else {
-                na[i] = -1;
-            }
             ka[i] = kl;
             la[i] = rl;
-            pa[i] = x + off + kl;
+            na[i] = -1;
+            pa[i] = x;
+            if constexpr (AT == 3) iy0[i] = ix0[i] = GCR_DN_OUT;
+            if (r < M) {
+                int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
+                na[i] = n;
+                if constexpr (AT == 3) { /* the row's top-left tap, maybe in the padding */
+                    iy0[i] = oy * (int)p.sh - (int)p.ph;
+                    ix0[i] = ox * (int)p.sw - (int)p.pw;
+                    pa[i] = x + n * p.xs[0] + (long long)iy0[i] * p.xs[2] + (long long)ix0[i] * p.xs[3];
+                } else {
+                    pa[i] = x + n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3] + kl;
+                }
+            }
         }
     }
+    static_assert(NT % (BK / EPC) == 0, "every chunk of a thread has the same k in the tile (t % (BK / EPC))");
+    /* AT 3: the tap of this thread's chunks in tile kt (the same for its A and B chunks), as the
+     * A offset from the row's top-left tap, the B offset from the column's first weight, and the
+     * tap's displacement in rows and columns; k >= K gives dy = GCR_DN_OUT (every test fails) */
+    struct tapoff { long long a, b; int dy, dx, c; };
+    auto tap_of = [&](int kt) -> tapoff {
+        tapoff o;
+        const int k = kt * BK + (t % (BK / EPC)) * EPC;
+        if (k >= K) {
+            o.a = o.b = 0;
+            o.dy = o.dx = GCR_DN_OUT;
+            o.c = 0;
+            return o;
+        }
+        const int tap = k / C, c = k - tap * C, ky = tap / (int)p.KW, kx = tap - ky * (int)p.KW;
+        o.dy = ky * (int)p.dh;
+        o.dx = kx * (int)p.dw;
+        o.c = c;
+        o.a = (long long)o.dy * p.xs[2] + (long long)o.dx * p.xs[3] + c;
+        o.b = (long long)ky * p.ws[2] + (long long)kx * p.ws[3] + c;
+        return o;
+    };
+    auto in_img = [&](int i, const tapoff &o) {
+        return (unsigned)(iy0[i] + o.dy) < (unsigned)p.H && (unsigned)(ix0[i] + o.dx) < (unsigned)p.W;
+    };
     const T *pb[NCB];
     int kb[NCB];
     bool okb[NCB];
@@ -186,7 +297,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         kb[i] = kl;
         pb[i] = w + (okb[i] ? (long long)(c0 + cl) * p.ws[0] + kl : 0);
     }
-    const long long astep = AT ? BK * p.xs[1] : BK;
+    const long long astep = TM ? BK * p.xs[1] : BK; /* AT 0, 1: A chunk's step per k tile */
 
     unsigned short ea[AT == 2 ? NE : 1]; /* AT 2: the next tile's A elements, in flight */
     auto eload = [&](int kt) {
@@ -217,18 +328,26 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     auto issue = [&](int kt) {
         stage &s = sg[kt % ST];
         const int k0 = kt * BK;
+        tapoff o;
+        if constexpr (AT == 3) o = tap_of(kt);
 #pragma unroll
         for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
-            bool ok = na[i] >= 0 && k0 + ka[i] < K;
-            void *dst = AT ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
-            gcr_tc_cp16(dst, ok ? (const void *)(pa[i] + kt * astep) : (const void *)x, ok);
+            void *dst = TM ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
+            if constexpr (AT == 3) {
+                bool ok = in_img(i, o); /* a row past M has iy0 = GCR_DN_OUT */
+                gcr_tc_cp16(dst, ok ? (const void *)(pa[i] + o.a) : (const void *)x, ok);
+            } else {
+                bool ok = na[i] >= 0 && k0 + ka[i] < K;
+                gcr_tc_cp16(dst, ok ? (const void *)(pa[i] + kt * astep) : (const void *)x, ok);
+            }
         }
 #pragma unroll
         for (int i = 0; i < NCB; i++) {
             int e = t + i * NT;
             if (e < B_CH) {
                 bool ok = okb[i] && k0 + kb[i] < K;
-                gcr_tc_cp16(&s.b[e / (BK / EPC)][kb[i]], ok ? (const void *)(pb[i] + k0) : (const void *)w, ok);
+                const T *src = AT == 3 ? pb[i] - kb[i] + o.b : pb[i] + k0;
+                gcr_tc_cp16(&s.b[e / (BK / EPC)][kb[i]], ok ? (const void *)src : (const void *)w, ok);
             }
         }
     };
@@ -236,10 +355,16 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     auto prologue = [&](int kt) {
         stage &s = sg[kt % ST];
         const int k0 = kt * BK;
+        tapoff o;
+        if constexpr (AT == 3) o = tap_of(kt);
 #pragma unroll
         for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
             if (na[i] < 0 || k0 + ka[i] >= K) continue;
-            if constexpr (AT != 0) { /* 8 pixels of one channel */
+            if constexpr (AT == 3) { /* EPC channels of one tap; the padding stays 0 */
+                if (!in_img(i, o)) continue;
+                uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
+                *q = gcr_tc_pro_chunk<T>(*q, pro, na[i] + zn, o.c + zc);
+            } else if constexpr (AT != 0) { /* 8 pixels of one channel */
                 union { uint4 q; T h[8]; } u;
                 u.q = *(uint4 *)&s.a[ka[i]][la[i]];
                 const int c = k0 + ka[i] + zc, n = na[i] + zn;
@@ -262,24 +387,26 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             for (int q = 0; q < 4; q++) acc[i][j][q] = 0.0f;
     const int warp = t >> 5, lane = t & 31;
     const int wm = warp / CFG::WN, wr = wm * TWM, wc = (warp % CFG::WN) * TWN;
-    const int nk = (K + BK - 1) / BK;
+    /* this block's k tiles [k_lo, k_hi): all of them, or its split's */
+    const int nk = (K + BK - 1) / BK, k_lo = ks > 1 ? split * (int)p.kchunk : 0;
+    const int k_hi = ks > 1 ? min(nk, k_lo + (int)p.kchunk) : nk;
 
 #pragma unroll
     for (int s = 0; s < ST - 1; s++) {
-        if (s < nk) {
-            issue(s);
+        if (k_lo + s < k_hi) {
+            issue(k_lo + s);
             if constexpr (AT == 2) {
-                eload(s);
-                estore(s);
+                eload(k_lo + s);
+                estore(k_lo + s);
             }
         }
         asm volatile("cp.async.commit_group;\n" ::);
     }
-    for (int kt = 0; kt < nk; kt++) {
+    for (int kt = k_lo; kt < k_hi; kt++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
         if (AT != 2 && !GCR_PROLOGUE_IDENTITY) prologue(kt);
         __syncthreads(); /* tile kt is in; every warp is done with tile kt - 1, whose stage refills now */
-        const bool more = kt + ST - 1 < nk;
+        const bool more = kt + ST - 1 < k_hi;
         if (more) issue(kt + ST - 1);
         asm volatile("cp.async.commit_group;\n" ::);
         if constexpr (AT == 2) {
@@ -293,7 +420,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             for (int i = 0; i < MI; i++) {
                 const int m0 = wr + i * 16;
                 const void *ad;
-                if constexpr (AT != 0) {
+                if constexpr (TM) {
                     const int mi = lane >> 3;
                     ad = &s.a[kk + (lane & 7) + (mi >> 1) * 8][m0 + (mi & 1) * 8];
                     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -344,6 +471,9 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
+    if constexpr (CFG::SK) {
+        if (ks > 1 && !gcr_tc_splitk<NT>(p, acc, split, ks, rt, wr, wc, M - r0, N - c0)) return; /* another split stores it */
+    }
 
     const bool rows_fast = p.ys[1] != 1;
     const int g = lane >> 2, q2 = (lane & 3) * 2;
@@ -395,7 +525,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         gcr_dense_tc<T, CFG>(p, x, w, pro, epi);                                                           \
     }
 
-/* the tiles of one 16-bit dtype: gcr_dense_tc{128,64,32}[n|e]_<SFX> */
+/* the tiles of one 16-bit dtype: gcr_dense_tc{128,64,32}[n|e|k]_<SFX> */
 #define GCR_DENSE_TC_KERNELS(SFX, T)                                                                       \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128_##SFX, T, gcr_cfg_tc128)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64_##SFX, T, gcr_cfg_tc64)                                             \
@@ -405,7 +535,12 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32n_##SFX, T, gcr_cfg_tc32n)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128e_##SFX, T, gcr_cfg_tc128e)                                         \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64e_##SFX, T, gcr_cfg_tc64e)                                           \
-    GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_##SFX, T, gcr_cfg_tc32e)
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32e_##SFX, T, gcr_cfg_tc32e)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128k_##SFX, T, gcr_cfg_tc128k)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64k_##SFX, T, gcr_cfg_tc64k)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32k_##SFX, T, gcr_cfg_tc32k)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32s_##SFX, T, gcr_cfg_tc32s)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_##SFX, T, gcr_cfg_tc32ks)
 
 #endif /* GCR_GEMM_TC_CUH */
 
@@ -421,5 +556,10 @@ GCR_DENSE_TC_KERNELS(bf16, gcr_dn_bf16)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128_tf32, float, gcr_cfg_tc128)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64_tf32, float, gcr_cfg_tc64)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32_tf32, float, gcr_cfg_tc32)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128k_tf32, float, gcr_cfg_tc128k)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64k_tf32, float, gcr_cfg_tc64k)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32k_tf32, float, gcr_cfg_tc32k)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32s_tf32, float, gcr_cfg_tc32s)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_tf32, float, gcr_cfg_tc32ks)
 #endif
 #endif

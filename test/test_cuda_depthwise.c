@@ -1,0 +1,230 @@
+/* test_cuda_depthwise.c — the GPU depthwise conv2d (groups == C == O) against the CPU backend on the
+ * same random data: the channels-last shared-memory tile (conv.cuh gcr_dw_tiled: compile-time taps
+ * 3/5/7 with column stride 1/2, the run-time tap loop for the rest) with 16-byte loads and vector
+ * stores, and with element loads where channels or strides are not multiples of 16 bytes (C 13,
+ * a channel slice); the NCHW one-channel kernel; strides, padding 0-3, dilation, odd sizes, batch 1
+ * (small tiles) and 8-32 (large ones); f32 (1e-4), f16 and bf16 (~1e-2); and the fusion hooks
+ * (prologue, epilogue with extra kernel parameters, each alone and both). Skips without a GPU. */
+#include "harness.h"
+#ifdef GCR_HAVE_CUDA
+#include "cuda/dense.h"
+#endif
+
+static gcr_ctx *cpu, *gpu;
+
+/* how the input is laid out in memory; the logical values are the same in every case */
+enum lay { L_NCHW, L_NHWC, L_CSLICE };
+static const char *lay_name[] = {"nchw", "nhwc", "nhwc-channel-slice"};
+
+/* One random operand made on both contexts with identical values. L_CSLICE: channels-last with
+ * two more channels than asked, the view starting one channel in, so channels stay contiguous but
+ * neither the pointer nor the pixel stride is a multiple of 16 bytes (the tile's element loads). */
+static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_tensor **tc, gcr_tensor **tg)
+{
+    int64_t phys[GCR_MAX_DIMS], n = 1;
+    for (int i = 0; i < nd; i++) phys[i] = shape[i];
+    if (lay == L_CSLICE && nd == 4) phys[1] = shape[1] + 2;
+    for (int i = 0; i < nd; i++) n *= phys[i];
+    float *h = h_randn(n, -1.0f, 1.0f);
+    gcr_format f = lay != L_NCHW && nd == 4 ? GCR_NHWC : GCR_NCHW;
+    gcr_ctx *cs[2] = {cpu, gpu};
+    gcr_tensor *out[2];
+    for (int k = 0; k < 2; k++) {
+        gcr_tensor *t = h_tensor(cs[k], dt, nd, phys, f, h);
+        if (t && lay == L_CSLICE && nd == 4) t = gcr_slice(cs[k], t, 1, 1, shape[1] + 1, 1);
+        out[k] = t;
+    }
+    free(h);
+    *tc = out[0];
+    *tg = out[1];
+}
+
+static void tol(gcr_dtype dt, float *atol, float *rtol)
+{
+    *atol = *rtol = dt == GCR_F32 ? 1e-4f : dt == GCR_F16 ? 1e-2f : 2e-2f;
+}
+
+/* reads both results and compares them as logical values; frees nothing (scopes do) */
+static void compare(gcr_tensor *rc, gcr_tensor *rg, gcr_dtype dt, const char *what)
+{
+    if (!CHECK(rc && rg, "%s: cpu %s / gpu %s", what, rc ? "ok" : gcr_ctx_error(cpu), rg ? "ok" : gcr_ctx_error(gpu))) {
+        gcr_ctx_clear_error(cpu);
+        gcr_ctx_clear_error(gpu);
+        return;
+    }
+    int64_t n = gcr_tensor_numel(rc);
+    CHECK(n == gcr_tensor_numel(rg), "%s: result sizes differ", what);
+    float *a = h_read(rc), *b = h_read(rg), at, rt; /* logical order, whatever the layout */
+    tol(dt, &at, &rt);
+    CHECK_CLOSE(b, a, n, at, rt, what);
+    free(a);
+    free(b);
+}
+
+typedef struct dw_case {
+    int N, C, H, W, KH, KW, sh, sw, ph, pw, dh, dw, bias;
+} dw_case;
+
+static const dw_case cases[] = {
+    /* N   C    H    W  KH KW sh sw ph pw dh dw b */
+    {2, 24, 15, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},    /* 3x3 s1, odd spatial */
+    {3, 72, 17, 17, 3, 3, 2, 2, 1, 1, 1, 1, 0},    /* 3x3 s2 */
+    {2, 120, 11, 9, 5, 5, 1, 1, 2, 2, 1, 1, 1},    /* 5x5 s1 */
+    {2, 200, 13, 15, 5, 5, 2, 2, 2, 2, 1, 1, 1},   /* 5x5 s2, 2 channel blocks, the last partial */
+    {2, 480, 9, 9, 7, 7, 1, 1, 3, 3, 1, 1, 1},     /* 7x7 s1, padding 3 */
+    {1, 12, 15, 11, 7, 7, 2, 2, 3, 3, 1, 1, 0},    /* 7x7 s2, C 12: 16-bit types load by element */
+    {2, 8, 12, 10, 3, 3, 1, 1, 2, 2, 2, 2, 1},     /* dilation 2 both ways: run-time taps */
+    {2, 16, 11, 12, 3, 3, 2, 2, 1, 1, 2, 1, 1},    /* row dilation only: compile-time taps */
+    {1, 24, 13, 13, 5, 5, 1, 1, 4, 4, 2, 2, 1},    /* 5x5 dilation 2 */
+    {2, 13, 11, 9, 3, 2, 2, 1, 1, 0, 2, 1, 1},     /* 3x2 taps (run-time), C 13 (masked chunk) */
+    {2, 672, 7, 7, 3, 3, 1, 1, 0, 0, 1, 1, 1},     /* padding 0 */
+    {1, 960, 9, 9, 5, 5, 2, 2, 0, 0, 1, 1, 0},     /* padding 0, s2 */
+    {3, 13, 9, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1},      /* C 13, s2 */
+    {1, 8, 16, 16, 3, 3, 3, 3, 1, 1, 1, 1, 1},     /* stride 3: run-time taps */
+    {2, 72, 10, 11, 3, 3, 2, 1, 1, 1, 1, 1, 1},    /* row stride 2, column stride 1 */
+    {2, 40, 3, 2, 5, 5, 1, 1, 2, 2, 1, 1, 1},      /* taps larger than the image */
+    {1, 12, 6, 5, 3, 3, 1, 1, 3, 3, 1, 1, 1},      /* padding 3 on 3x3 taps: whole rows of padding */
+    /* batch 1 shapes of MobileNet-v3 (small tiles to fill the SMs) */
+    {1, 16, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {1, 672, 14, 14, 5, 5, 2, 2, 2, 2, 1, 1, 1},
+    {1, 960, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+    /* batch 8-32 (large tiles, several tiles per image and channel block) */
+    {8, 672, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {16, 960, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+    {32, 16, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {8, 72, 28, 28, 5, 5, 2, 2, 2, 2, 1, 1, 1},
+    {16, 120, 14, 14, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+    {32, 24, 9, 9, 7, 7, 1, 1, 3, 3, 1, 1, 0},
+    {8, 200, 15, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+};
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+static void case_name(char *buf, size_t n, const dw_case *k, const char *dt, const char *lay, const char *extra)
+{
+    snprintf(buf, n, "dw %dx%dx%dx%d k%dx%d s%d,%d p%d,%d d%d,%d b%d %s %s%s", k->N, k->C, k->H, k->W, k->KH, k->KW, k->sh,
+             k->sw, k->ph, k->pw, k->dh, k->dw, k->bias, dt, lay, extra);
+}
+
+static void dw_one(const dw_case *k, gcr_dtype dt, enum lay lay)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->C, 1, k->KH, k->KW}, bs[1] = {k->C};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc = NULL, *bg = NULL;
+    make2(dt, 4, xs, lay, &xc, &xg);
+    make2(dt, 4, ws, L_NCHW, &wc, &wg);
+    if (k->bias) make2(dt, 1, bs, L_NCHW, &bc, &bg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->C};
+    char what[192];
+    case_name(what, sizeof what, k, gcr_dtype_name(dt), lay_name[lay], "");
+    compare(gcr_conv2d(cpu, xc, wc, bc, &p), gcr_conv2d(gpu, xg, wg, bg, &p), dt, what);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_depthwise(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int i = 0; i < N_CASES; i++)
+        for (int d = 0; d < 3; d++)
+            for (int l = 0; l < 3; l++) {
+                if (l == L_CSLICE && (cases[i].N * cases[i].C * cases[i].H > 20000 || d == 2)) continue; /* the big ones once */
+                dw_one(&cases[i], dts[d], (enum lay)l);
+            }
+}
+
+/* ---------------------------------------------------------------- fusion hooks */
+#ifdef GCR_HAVE_CUDA
+static gcr_tensor *new_like_conv(gcr_ctx *ctx, gcr_call *c)
+{
+    gcr_meta m;
+    char err[256];
+    if (gcr_infer(c, &m, err, sizeof err) != GCR_OK) return NULL;
+    return gcr_tensor_alloc(ctx, &m, "hooked");
+}
+
+/* A depthwise conv with a prologue (relu then a per-(image, channel) f32 scale, as a squeeze-excite
+ * would) and/or an epilogue ((acc + bias) * alpha + an f32 residual at idx), both reading extra
+ * kernel parameters; the reference is the unfused f32 computation on the CPU from the same values.
+ * With no epilogue the tile's default vector store runs behind the prologue. */
+static void hooked_one(const dw_case *k, gcr_dtype dt, enum lay lay, int pro, int epi)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->C, 1, k->KH, k->KW}, bs[1] = {k->C};
+    int64_t ses[4] = {k->N, k->C, 1, 1};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc, *bg, *sc, *sg, *rc = NULL, *rg = NULL;
+    make2(dt, 4, xs, lay, &xc, &xg);
+    make2(dt, 4, ws, L_NCHW, &wc, &wg);
+    make2(dt, 1, bs, L_NCHW, &bc, &bg);
+    make2(GCR_F32, 4, ses, L_NCHW, &sc, &sg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->C};
+    float alpha = 0.75f;
+    gcr_call c = {0};
+    c.op = GCR_OP_CONV2D;
+    c.n_in = 3;
+    c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
+    c.p.conv = p;
+    gcr_tensor *out = xg && wg && bg ? new_like_conv(gpu, &c) : NULL;
+    /* the reference in f32 from the dtype's values */
+    gcr_tensor *x32 = gcr_cast(cpu, xc, GCR_F32), *w32 = gcr_cast(cpu, wc, GCR_F32), *b32 = gcr_cast(cpu, bc, GCR_F32);
+    if (pro) x32 = gcr_mul(cpu, gcr_relu(cpu, x32), sc);
+    gcr_tensor *ref = gcr_conv2d(cpu, x32, w32, b32, &p);
+    if (epi) { /* the residual in the output's layout: the hook reads it at the output's idx */
+        int64_t ys[4] = {k->N, k->C, ref ? gcr_tensor_dim(ref, 2) : 1, ref ? gcr_tensor_dim(ref, 3) : 1};
+        make2(GCR_F32, 4, ys, out && gcr_tensor_format(out) == GCR_NHWC ? L_NHWC : L_NCHW, &rc, &rg);
+        ref = gcr_add(cpu, gcr_mul_scalar(cpu, ref, alpha), rc);
+    }
+    char defs[640];
+    snprintf(defs, sizeof defs, "#define GCR_EXTRA_PARAMS , const float *__restrict__ se, const float *__restrict__ res, float alpha, int ch\n%s%s",
+             pro ? "#define GCR_PROLOGUE(v, n, c) (fmaxf((v), 0.0f) * se[(n) * ch + (c)])\n" : "",
+             epi ? "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), ((acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f)) * alpha + res[idx])\n" : "");
+    const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
+    int ch = k->C;
+    void *extra[] = {&sep, &rp, &alpha, &ch};
+    gcr_cuda_hooks h = {defs, extra, 4, NULL, NULL, 0};
+    char what[192];
+    case_name(what, sizeof what, k, gcr_dtype_name(dt), lay_name[lay], pro && epi ? " hooked pro+epi" : pro ? " hooked pro" : " hooked epi");
+    gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
+    if (CHECK_OK(gpu, st)) compare(ref, out, dt, what);
+    gcr_ctx_clear_error(gpu);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_hooks(void)
+{
+    static const int picks[] = {0, 3, 4, 5, 9, 12, 19, 21};
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int i = 0; i < (int)(sizeof picks / sizeof picks[0]); i++)
+        for (int d = 0; d < 3; d++) {
+            const dw_case *k = &cases[picks[i]];
+            hooked_one(k, dts[d], L_NHWC, 1, 1);
+            hooked_one(k, dts[d], L_NHWC, 1, 0); /* prologue, default vector store */
+            hooked_one(k, dts[d], L_NHWC, 0, 1);
+            if (d == 0) {
+                hooked_one(k, dts[d], L_NCHW, 1, 1);
+                hooked_one(k, dts[d], L_CSLICE, 1, 1);
+            }
+        }
+}
+#else
+static void test_hooks(void) {}
+#endif
+
+int main(void)
+{
+    h_seed(20261125);
+    h_case = "setup";
+    gpu = h_ctx(GCR_DEVICE_CUDA);
+    if (!gpu) return h_finish();
+    cpu = h_ctx(GCR_DEVICE_CPU);
+    if (!cpu) {
+        gcr_ctx_destroy(gpu);
+        return h_finish();
+    }
+    RUN(test_depthwise);
+    RUN(test_hooks);
+    gcr_ctx_destroy(cpu);
+    gcr_ctx_destroy(gpu);
+    return h_finish();
+}
