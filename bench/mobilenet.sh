@@ -20,6 +20,7 @@
 #   GCR=1 (0 skips the gcr runs)  TORCH=1 (0 skips PyTorch)  TORCH_MODES=eager,graph,ro
 #   COLD=1 (0 skips cold start)  COLD_DTYPES="f32" (cold start per dtype; an empty cache compiles everything)
 #   GCR_TF32_RUNS=1 (0: f32 gcr in exact FP32 only)  GCR_TF32_MODES=graph (modes of the TF32 run, e.g. fused,graph)
+#   GCR_MODES=eager,fused,graph (modes of the other gcr runs)
 #   TORCH_TF32=both (torch_side_by_side.py --tf32: default | 0 | 1 | both)
 #   PROFILE=0 (1: per-kernel profile of the replay at batch 1 and the largest batch, per dtype and math,
 #     summarised by bench/profile_top.py)  PROFILE_BATCHES="1 <largest>"  PROFILE_ITERS=10  PROFILE_TOP=15
@@ -46,6 +47,7 @@ COLD=${COLD:-$GCR}
 COLD_DTYPES=${COLD_DTYPES:-${DTYPES%% *}}
 GCR_TF32_RUNS=${GCR_TF32_RUNS:-1}
 GCR_TF32_MODES=${GCR_TF32_MODES:-graph}
+GCR_MODES=${GCR_MODES:-eager,fused,graph}
 TORCH_TF32=${TORCH_TF32:-both}
 PROFILE=${PROFILE:-0}
 PROFILE_BATCHES=${PROFILE_BATCHES:-$(printf '%s\n' 1 $BATCHES | sort -nu | sed -n '1p;$p' | sort -nu | tr '\n' ' ')}
@@ -98,7 +100,7 @@ for dt in $DTYPES; do
   for b in $BATCHES; do
     for math in $(gcr_maths "$dt"); do
       echo "== gcr $MODEL $dt batch $b math $math" | tee -a "$LOG"
-      sfx=$(gcr_suffix "$math") modes=eager,fused,graph
+      sfx=$(gcr_suffix "$math") modes=$GCR_MODES
       [ -z "$sfx" ] || modes=$GCR_TF32_MODES
       run_gcr "$math" "$dt" "$b" --modes "$modes" --iters "$ITERS" --warmup 20 || continue
       grep -v '^RESULT' "$RUN" | grep -E 'mode|eager|captured|agree|DISAGREE' || true
