@@ -4,7 +4,9 @@
  * stores, and with element loads where channels or strides are not multiples of 16 bytes (C 13,
  * a channel slice); the NCHW one-channel kernel; strides, padding 0-3, dilation, odd sizes, batch 1
  * (small tiles) and 8-32 (large ones); f32 (1e-4), f16 and bf16 (~1e-2); and the fusion hooks
- * (prologue, epilogue with extra kernel parameters, each alone and both). Skips without a GPU. */
+ * (prologue, epilogue with extra kernel parameters, each alone and both); the channel-group kernel
+ * (gcr_dwc_*) where it takes the 3x3/5x5 shapes by default, and the tile forced onto those too.
+ * Skips without a GPU. */
 #include "harness.h"
 #ifdef GCR_HAVE_CUDA
 #include "cuda/dense.h"
@@ -207,8 +209,22 @@ static void test_hooks(void)
             }
         }
 }
+
+/* The shapes the channel-group kernel (gcr_dwc_*) takes by default at larger batches, on the tile
+ * instead (forced through gcr_cuda_dense_force), so the tile's large-batch geometry stays covered */
+static void test_tile_forced(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    gcr_cuda_dense_force(gpu, "dwv");
+    for (int i = 0; i < N_CASES; i++)
+        for (int d = 0; d < 3; d++) dw_one(&cases[i], dts[d], L_NHWC);
+    hooked_one(&cases[3], GCR_F16, L_NHWC, 1, 1);
+    hooked_one(&cases[12], GCR_BF16, L_NHWC, 1, 0);
+    gcr_cuda_dense_force(gpu, NULL);
+}
 #else
 static void test_hooks(void) {}
+static void test_tile_forced(void) {}
 #endif
 
 int main(void)
@@ -224,6 +240,7 @@ int main(void)
     }
     RUN(test_depthwise);
     RUN(test_hooks);
+    RUN(test_tile_forced);
     gcr_ctx_destroy(cpu);
     gcr_ctx_destroy(gpu);
     return h_finish();

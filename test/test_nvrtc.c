@@ -111,6 +111,7 @@ static void test_one_kernel_programs(void)
         snprintf(names[n++], sizeof names[0], "gcr_direct_%s", dtall[d]);
         snprintf(names[n++], sizeof names[0], "gcr_dw_%s", dtall[d]);
         snprintf(names[n++], sizeof names[0], "gcr_dwv_%s", dtall[d]);
+        snprintf(names[n++], sizeof names[0], "gcr_dwc_%s", dtall[d]);
     }
     const gcr_cuda_hooks h = {"#define GCR_EXTRA_PARAMS , float alpha\n"
                               "#define GCR_PROLOGUE(v, n, c) fmaxf((v), 0.0f)\n"

@@ -1,15 +1,24 @@
 /* conv.c — conv2d on the GPU: depthwise convs (groups == C == O) get the memory-bound depthwise
- * kernels of kernels/conv.cuh (channels-last: the shared-memory tile, its geometry picked here;
- * NCHW: one channel per thread), every other conv the dense engine (dense.c) as an implicit GEMM.
- * The hooked entry point is the one capture's fused kernels run through (hooks.c). */
+ * kernels of kernels/conv.cuh (channels-last: 16-byte channel groups where the shape allows, else
+ * the shared-memory tile, its geometry picked here; NCHW: one channel per thread), every other
+ * conv the dense engine (dense.c) as an implicit GEMM. The hooked entry point is the one capture's
+ * fused kernels run through (hooks.c). */
 #include "dense.h"
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* channels-last depthwise through the shared-memory tile (conv.cuh gcr_dw_tiled); 0 leaves every
  * depthwise conv to the one-channel kernel */
 #ifndef GCR_DW_VEC
 #define GCR_DW_VEC 1
+#endif
+/* channels-last 3x3 / 5x5 depthwise with 16-byte channel groups by the channel-group kernel
+ * (conv.cuh gcr_dw_vec) where it has enough threads: on MobileNet-v3 f16 at batch 128 the tile ran
+ * its depthwise layers in 1.48 ms on an H200 against 1.05 ms for this kernel on an H100 (2026-11-26,
+ * -23); 0 sends them to the tile too */
+#ifndef GCR_DW_CLASSIC
+#define GCR_DW_CLASSIC 1
 #endif
 #define DW_SMEM_F4 3072 /* conv.cuh GCR_DWT_SMEM */
 #define DW_RMAX 4       /* conv.cuh GCR_DWT_RMAX */
@@ -90,18 +99,32 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     /* channels-last input and output: the tile, at every batch (its geometry adapts), with 16-byte
      * loads where channels, strides and pointers allow; the tile's indices are 64-bit where they
      * can pass 2^31 (element offsets, the tile count) */
+    const int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
     if (GCR_DW_VEC && a.c_fast && a.xs[1] == 1) {
-        const int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
         a.tvec = a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 && a.xs[3] % vc == 0 && a.ys[0] % vc == 0 &&
                  a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 && (uintptr_t)yp % 16 == 0;
-        if (dw_geometry(&a, sms, a.tvec ? (int)(vc / 4) : 1, (int)gcr_dtype_size(x->dtype), &threads)) a.c_fast = 2;
+        /* the channel-group kernel: 3x3/5x5, column stride 1/2, 16-byte vectors, at most 65535
+         * blocks of 32 channel groups (grid y), and a thread per 2 outputs x 16 bytes for at least
+         * 512 threads per SM (at batch 1 the tile's small tiles fill the device better) */
+        const int classic = GCR_DW_CLASSIC && a.tvec && a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 &&
+                            (a.sw == 1 || a.sw == 2) && a.C / vc <= 65535LL * 32 && a.total < (1LL << 31) &&
+                            a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)sms * 512;
+        const char *force = gcr_cuda_st(ctx)->dense_force; /* tests: "dwv" keeps these on the tile */
+        if (classic && !(force && strstr(force, "dwv"))) a.c_fast = 3;
+        else if (dw_geometry(&a, sms, a.tvec ? (int)(vc / 4) : 1, (int)gcr_dtype_size(x->dtype), &threads)) a.c_fast = 2;
     }
     gcr_cuda_fn *k;
     char name[32];
-    snprintf(name, sizeof name, "gcr_dw%s_%s", a.c_fast == 2 ? "v" : "", gcr_cuda_dt_suffix(x->dtype));
+    snprintf(name, sizeof name, "gcr_dw%s_%s", a.c_fast == 3 ? "c" : a.c_fast == 2 ? "v" : "", gcr_cuda_dt_suffix(x->dtype));
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
     void *std[] = {&a, &xp, &wp, &yp, &bp};
+    if (a.c_fast == 3) { /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots */
+        int64_t ox = vc == 8 ? 2 : 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
+        int64_t gy = (cv + cb - 1) / cb, blocks = (a.N * a.OH * ((a.OW + ox - 1) / ox) + slots - 1) / slots;
+        int64_t cap = ((int64_t)sms * 16 + gy - 1) / gy;
+        return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, std, 5, h);
+    }
     if (a.c_fast == 2) { /* a block per tile, up to the grid's limit (the kernel walks the rest) */
         int64_t blocks = a.ttiles < 0x7fffffff ? a.ttiles : 0x7fffffff;
         return gcr_cuda_hooked_launch(ctx, k, (unsigned)blocks, 1, 1, (unsigned)threads, std, 5, h);

@@ -39,8 +39,9 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         w = snprintf(buf, n, "GCR_GEMV_KERNEL(%s, %s)", name, T);
     } else if (!strncmp(fam, "direct_", 7) && sfx == fam + 6) {
         w = snprintf(buf, n, "GCR_DIRECT_KERNEL(%s, %s)", name, T);
-    } else if ((!strncmp(fam, "dw_", 3) && sfx == fam + 2) || (!strncmp(fam, "dwv_", 4) && sfx == fam + 3)) {
-        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, %s)", dt, dt, T); /* one macro, both entries */
+    } else if ((!strncmp(fam, "dw_", 3) && sfx == fam + 2) || (!strncmp(fam, "dwv_", 4) && sfx == fam + 3) ||
+               (!strncmp(fam, "dwc_", 4) && sfx == fam + 3)) {
+        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, gcr_dwc_%s, %s)", dt, dt, dt, T); /* one macro, all three */
     } else {
         return -1;
     }

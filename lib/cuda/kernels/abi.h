@@ -82,7 +82,8 @@ typedef struct gcr_dw_args {
     gcr_i64 xs[4], ws[4], ys[4]; /* x [n,c,h,w], w [c,1,kh,kw], out [n,c,oh,ow] */
     gcr_i64 total;               /* N*C*OH*OW */
     gcr_i64 c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out);
-                                    2: the channels-last shared-memory tile (conv.cuh gcr_dw_tiled) */
+                                    2: the channels-last shared-memory tile (conv.cuh gcr_dw_tiled);
+                                    3: 16-byte channel groups (conv.cuh gcr_dw_vec) */
     /* the tile (c_fast 2): 4-channel chunks per block, strips per tile row, tile rows, outputs per
      * strip, 16-byte loads/stores legal (C, strides and pointers), tiles in all */
     gcr_i64 tq, tsx, tth, tr, tvec, ttiles;

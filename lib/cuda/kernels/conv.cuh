@@ -1,6 +1,7 @@
 /* conv.cuh — conv2d kernels: the dense engine of gemm.cuh (implicit GEMM for 1x1, general and
  * grouped convs) plus depthwise kernels (groups == C == O), which are memory-bound. Channels-last
- * depthwise stages each block's input tile with its halo in shared memory once (gcr_dw_tiled);
+ * depthwise takes 16 bytes of channels per thread where its 3x3/5x5 shape and alignment allow
+ * (gcr_dw_vec), else stages each block's input tile with its halo in shared memory (gcr_dw_tiled);
  * the rest (NCHW) runs gcr_dw_tile / gcr_dw_body: 3x3/5x5 taps with column stride 1 or 2 take 4
  * neighbouring outputs per thread (one pass over the input row, taps in registers), anything else
  * one output per thread; threads run along the contiguous dim of the output (channels for NHWC,
@@ -15,7 +16,8 @@
  *   GCR_EXTRA_PARAMS             appended to each kernel's parameters (", const float *s, ...").
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
  * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} (depthwise, one channel per
- * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile) and gcr_direct_{f32,f16,bf16}
+ * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile), gcr_dwc_{f32,f16,bf16}
+ * (depthwise, channels-last channel groups) and gcr_direct_{f32,f16,bf16}
  * (short reductions: the stem); GCR_DTYPE_ONLY keeps one dtype, GCR_NO_DEFAULT_KERNELS none (then
  * instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL / GCR_DIRECT_KERNEL). */
 #ifndef GCR_CONV_CUH
@@ -430,18 +432,141 @@ __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__re
     }
 }
 
-/* Two entries so each gets its own register budget (one kernel holding every path was sized by
- * its largest): NAME the one-channel paths, for NCHW and for what the tile does not take (taps too
- * many for shared memory); VNAME the channels-last tile (c_fast == 2). GCR_DW_MINB 3 (80
- * registers) measured slower for NAME's old channel-group path on an H100 (it spilled); the tile
- * holds 4 x 4 accumulators and one tap row, so 3 blocks of 256 fit its registers. */
+/* 16 bytes of consecutive channels as f32: 4 floats or 8 halves */
+__device__ __forceinline__ void gcr_dw_ld16(const float *p, float (&o)[4])
+{
+    float4 v = *(const float4 *)p;
+    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
+}
+template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, float (&o)[8])
+{
+    union { uint4 q; T h[8]; } u;
+    u.q = *(const uint4 *)p;
+#pragma unroll
+    for (int j = 0; j < 8; j++) o[j] = gcr_dn_tof(u.h[j]);
+}
+
+/* Channels-last depthwise by channel groups (gcr_dwc_*: input and output channel-contiguous, C a
+ * multiple of VC, 16-byte aligned, 3x3/5x5 taps, column stride 1/2; the host, conv.c, sets
+ * p.c_fast = 3 where it has enough threads): each thread takes VC = 16 bytes of consecutive
+ * channels (one vector load per input pixel) times OX neighbouring outputs of one row (4 for f32,
+ * 2 for 16-bit types: registers). Block = CB channel groups (blockIdx.y picks which) x 256 / CB
+ * output-pixel slots, so consecutive threads load consecutive 16-byte channel groups and the
+ * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
+ * float4 reads are conflict-free; per input row the thread holds KS x VC taps in registers while
+ * the row's input columns stream through one at a time. */
+/* one warp's outputs on their way to coalesced stores (gcr_dw_vec): 16 floats per lane, +1 pad */
+struct gcr_dw_stage {
+    float v[32][17];
+    long long base[32];
+    int n[32], c[32], nv[32];
+};
+#define GCR_DW_CB 32
+#define GCR_DW_WSM (25 * GCR_DW_CB * 8) /* floats: 5x5 taps x 32 groups x 8 halves */
+template <int KS, int SW, typename T, class Pro, class Epi>
+__device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
+                                           float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi)
+{
+    enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
+    const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
+    const int CV = C / VC, CB = CV < GCR_DW_CB ? CV : GCR_DW_CB, slots = 256 / CB;
+    const int g0 = blockIdx.y * CB; /* first channel group of this block */
+    for (int i = threadIdx.x; i < TAPS * CB * VC; i += blockDim.x) {
+        int tap = i / (CB * VC), rem = i - tap * CB * VC, g = rem / VC, j = rem - g * VC;
+        int c = (g0 + g) * VC + j, ky = tap / KS, kx = tap - ky * KS;
+        wsm[tap * CB * VC + (j >> 2) * CB * 4 + g * 4 + (j & 3)] =
+            c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
+    }
+    __syncthreads();
+    const int g = threadIdx.x % CB, slot = threadIdx.x / CB, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const bool on = slot < slots && g0 + g < CV;
+    const int c = (g0 + g) * VC;
+    const unsigned OH = (unsigned)p.OH, OWB = (unsigned)((OW + OX - 1) / OX);
+    const unsigned total = (unsigned)(p.N * OH * OWB);
+    for (unsigned q0 = blockIdx.x * slots + slot;; q0 += gridDim.x * slots) {
+        const bool act = on && q0 < total;
+        if (!__any_sync(0xffffffffu, act)) break; /* whole warps leave together: __syncwarp below */
+        unsigned q = act ? q0 : 0;
+        const int ob = (int)(q % OWB);
+        q /= OWB;
+        const int oy = (int)(q % OH), n = (int)(q / OH);
+        const T *xb = x + n * p.xs[0] + c;
+        const int ox0 = ob * OX, iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox0 * SW - (int)p.pw;
+        float acc[OX][VC];
+#pragma unroll
+        for (int o = 0; o < OX; o++)
+#pragma unroll
+            for (int j = 0; j < VC; j++) acc[o][j] = 0.0f;
+#pragma unroll 1
+        for (int ky = 0; ky < (act ? KS : 0); ky++) {
+            const int iy = iy0 + ky * (int)p.dh;
+            if ((unsigned)iy >= (unsigned)H) continue;
+            float wr[KS][VC];
+#pragma unroll
+            for (int kx = 0; kx < KS; kx++)
+#pragma unroll
+                for (int h = 0; h < VC / 4; h++) {
+                    float4 v = *(const float4 *)&wsm[(ky * KS + kx) * CB * VC + h * CB * 4 + g * 4];
+                    wr[kx][h * 4] = v.x; wr[kx][h * 4 + 1] = v.y; wr[kx][h * 4 + 2] = v.z; wr[kx][h * 4 + 3] = v.w;
+                }
+            const T *xr = xb + iy * p.xs[2];
+#pragma unroll
+            for (int jc = 0; jc < NCOL; jc++) {
+                const int ix = ix0 + jc;
+                float v[VC];
+                if ((unsigned)ix < (unsigned)W) {
+                    gcr_dw_ld16(xr + ix * p.xs[3], v);
+                    if (!GCR_PROLOGUE_IDENTITY) {
+#pragma unroll
+                        for (int j = 0; j < VC; j++) v[j] = pro(v[j], n, c + j);
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VC; j++) v[j] = 0.0f;
+                }
+#pragma unroll
+                for (int o = 0; o < OX; o++) {
+                    const int kx = jc - o * SW;
+                    if (kx >= 0 && kx < KS) {
+#pragma unroll
+                        for (int j = 0; j < VC; j++) acc[o][j] = fmaf(v[j], wr[kx][j], acc[o][j]);
+                    }
+                }
+            }
+        }
+        /* Stores through the warp's staging area, so consecutive lanes store consecutive
+         * channels (16-byte runs) instead of each lane 16 bytes apart one element at a time. */
+        gcr_dw_stage &st = stg[wid];
+#pragma unroll
+        for (int o = 0; o < OX; o++)
+#pragma unroll
+            for (int j = 0; j < VC; j++) st.v[lane][o * VC + j] = acc[o][j];
+        st.base[lane] = n * p.ys[0] + c + oy * p.ys[2] + ox0 * p.ys[3];
+        st.n[lane] = n;
+        st.c[lane] = c;
+        st.nv[lane] = act ? (OW - ox0 < OX ? OW - ox0 : OX) : 0;
+        __syncwarp();
+#pragma unroll
+        for (int e = lane; e < 32 * OX * VC; e += 32) {
+            const int j = e % VC, L = (e / VC) % 32, o = e / (VC * 32);
+            if (o < st.nv[L]) epi(st.v[L][o * VC + j], st.n[L], st.c[L] + j, st.base[L] + o * p.ys[3] + j);
+        }
+        __syncwarp();
+    }
+}
+
+/* Three entries so each gets its own register budget and shared memory (one kernel holding every
+ * path was sized by its largest): NAME the one-channel paths, for NCHW and for what neither
+ * channels-last kernel takes; VNAME the channels-last tile (c_fast == 2); CNAME the channel-group
+ * kernel (c_fast == 3). GCR_DW_MINB 3 (80 registers) measured slower for the channel-group path on
+ * an H100 (it spilled); the tile holds 4 x 4 accumulators and one tap row. */
 #ifndef GCR_DW_MINB
 #define GCR_DW_MINB 2
 #endif
 #ifndef GCR_DWT_MINB
 #define GCR_DWT_MINB 2
 #endif
-#define GCR_DW_KERNEL(NAME, VNAME, T)                                                                      \
+#define GCR_DW_KERNEL(NAME, VNAME, CNAME, T)                                                               \
     extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
         NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
@@ -469,6 +594,18 @@ __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__re
         else if (sq == 7 && p.sw == 1) gcr_dw_tiled<7, 1, T>(p, x, w, out, bias, sm, pro, epi);            \
         else if (sq == 7) gcr_dw_tiled<7, 2, T>(p, x, w, out, bias, sm, pro, epi);                         \
         else gcr_dw_tiled<0, 0, T>(p, x, w, out, bias, sm, pro, epi);                                      \
+    }                                                                                                      \
+    extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
+        CNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
+              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
+    {                                                                                                      \
+        GCR_HOOK_LAMBDAS;                                                                                  \
+        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps and store staging */                      \
+        __shared__ gcr_dw_stage stg[8];                                                                    \
+        if (p.KH == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);                      \
+        else if (p.KH == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg, pro, epi);                              \
+        else if (p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);                              \
+        else gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                             \
     }
 
 #endif /* GCR_CONV_CUH */
@@ -476,15 +613,15 @@ __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__re
 #if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_CONV_KERNELS_DONE)
 #define GCR_CONV_KERNELS_DONE
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
-GCR_DW_KERNEL(gcr_dw_f32, gcr_dwv_f32, float)
+GCR_DW_KERNEL(gcr_dw_f32, gcr_dwv_f32, gcr_dwc_f32, float)
 GCR_DIRECT_KERNEL(gcr_direct_f32, float)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
-GCR_DW_KERNEL(gcr_dw_f16, gcr_dwv_f16, gcr_dn_f16)
+GCR_DW_KERNEL(gcr_dw_f16, gcr_dwv_f16, gcr_dwc_f16, gcr_dn_f16)
 GCR_DIRECT_KERNEL(gcr_direct_f16, gcr_dn_f16)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
-GCR_DW_KERNEL(gcr_dw_bf16, gcr_dwv_bf16, gcr_dn_bf16)
+GCR_DW_KERNEL(gcr_dw_bf16, gcr_dwv_bf16, gcr_dwc_bf16, gcr_dn_bf16)
 GCR_DIRECT_KERNEL(gcr_direct_bf16, gcr_dn_bf16)
 #endif
 #endif

@@ -108,6 +108,17 @@ __device__ __forceinline__ void gcr_tc_cp16(void *dst, const void *src, bool ok)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gcr_tc_smem(dst)), "l"(src), "r"(ok ? 16 : 0));
 }
 
+/* f(i, j, q) for each of a thread's MI x NI x 4 accumulators, unrolled */
+template <int MI, int NI, class F> __device__ __forceinline__ void gcr_tc_each_acc(F &&f)
+{
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) f(i, j, q);
+}
+
 /* Split-K's meeting point, after a block's k tiles: every split stores its accumulators as f32
  * partials ([element][thread] within the split's BM*BN floats, so the stores coalesce; only the
  * elements of rows and columns inside the problem, nr x nc from the tile's corner) and counts itself
@@ -128,13 +139,9 @@ __device__ __forceinline__ bool gcr_tc_splitk(const gcr_dense_args &p, float (&a
     float *part = p.part + tile * ks * (NA * NT);
     /* accumulator (i, j, q) holds row wr + i*16 + g + (q/2)*8, column wc + j*8 + q2 + q%2 */
     auto in = [&](int i, int j, int q) { return wr + i * 16 + g + (q >> 1) * 8 < nr && wc + j * 8 + q2 + (q & 1) < nc; };
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                if (in(i, j, q)) __stcg(&part[(long long)split * NA * NT + ((i * NI + j) * 4 + q) * NT + t], acc[i][j][q]);
+    gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) {
+        if (in(i, j, q)) __stcg(&part[(long long)split * NA * NT + ((i * NI + j) * 4 + q) * NT + t], acc[i][j][q]);
+    });
     __threadfence();
     __syncthreads();
     if (t == 0) {
@@ -145,21 +152,12 @@ __device__ __forceinline__ bool gcr_tc_splitk(const gcr_dense_args &p, float (&a
     __syncthreads();
     if (!last) return false;
     __threadfence();
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++) acc[i][j][q] = 0.0f;
+    gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) { acc[i][j][q] = 0.0f; });
     for (int s = 0; s < ks; s++) {
         const float *ps = part + (long long)s * NA * NT + t;
-#pragma unroll
-        for (int i = 0; i < MI; i++)
-#pragma unroll
-            for (int j = 0; j < NI; j++)
-#pragma unroll
-                for (int q = 0; q < 4; q++)
-                    if (in(i, j, q)) acc[i][j][q] += __ldcg(&ps[((i * NI + j) * 4 + q) * NT]);
+        gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) {
+            if (in(i, j, q)) acc[i][j][q] += __ldcg(&ps[((i * NI + j) * 4 + q) * NT]);
+        });
     }
     return true;
 }
@@ -379,12 +377,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     };
 
     float acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++) acc[i][j][q] = 0.0f;
+    gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) { acc[i][j][q] = 0.0f; });
     const int warp = t >> 5, lane = t & 31;
     const int wm = warp / CFG::WN, wr = wm * TWM, wc = (warp % CFG::WN) * TWN;
     /* this block's k tiles [k_lo, k_hi): all of them, or its split's */
