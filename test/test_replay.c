@@ -401,6 +401,51 @@ static void test_empty_anchor(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* A graph's eager reduction in its two-pass form (few outputs, a long reduced dim: the CUDA reduce
+ * kernels' partials) keeps its scratch for every replay: tensors made after the capture never share
+ * it. The partials lived in a block handed back to the allocator's cache during the capture, which
+ * the next small tensor could get and every replay then overwrote. */
+static void test_reduce_scratch_after_capture(void)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = cu_dev;
+    o.knobs.fusion = 0; /* the reduction runs as its eager kernel inside the graph */
+    gcr_ctx *ctx = NULL;
+    if (!CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) return;
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){2, 100000}, GCR_NCHW);
+    int ax = 1;
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *s = gcr_sum(ctx, x, &ax, 1, 0);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    enum { NT = 64, NE = 16 };
+    gcr_tensor *t[NT];
+    float v[NE], got[NE];
+    for (int i = 0; i < NT; i++) { /* small tensors of known values, one of them maybe in the old block */
+        for (int j = 0; j < NE; j++) v[j] = (float)(i * NE + j) + 0.25f;
+        t[i] = gcr_tensor_from_data(ctx, GCR_F32, 1, (int64_t[]){NE}, GCR_NCHW, v);
+    }
+    float *xs = h_read(x), want[2];
+    for (int r = 0; r < 2; r++) {
+        double acc = 0;
+        for (int k = 0; k < 100000; k++) acc += xs[r * 100000 + k];
+        want[r] = (float)acc;
+    }
+    free(xs);
+    for (int rep = 0; rep < 2 && g; rep++) OK(ctx, gcr_graph_replay(g));
+    float *sv = h_read(s);
+    CHECK_CLOSE(sv, want, 2, 1e-2f, 1e-4f, "sum over 100000 after replays");
+    free(sv);
+    int bad = 0;
+    for (int i = 0; i < NT; i++) {
+        OK(ctx, gcr_tensor_to_host(t[i], got, sizeof got));
+        for (int j = 0; j < NE; j++) bad += got[j] != (float)(i * NE + j) + 0.25f;
+    }
+    CHECK(bad == 0, "tensors made after the capture changed under replays (%d values)", bad);
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_rebind_and_respecialise);
@@ -414,6 +459,7 @@ static void all(void)
     RUN(test_dumps_profile);
     RUN(test_many_inputs);
     RUN(test_empty_anchor);
+    RUN(test_reduce_scratch_after_capture);
 }
 
 int main(void)

@@ -47,7 +47,7 @@ static void cuda_fini(gcr_ctx *ctx)
     gcr_cuda_pointwise_fini(ctx);
     gcr_cuda_programs_fini(ctx);
     gcr_cuda_tune_fini(ctx);
-    gcr_cuda_splitk_fini(ctx);
+    gcr_cuda_scratch_fini(ctx);
     gcr_cuda_alloc_fini(ctx);
     cudaStreamDestroy(st->stream);
     cudaGetLastError();

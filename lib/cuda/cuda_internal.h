@@ -100,7 +100,7 @@ void gcr_cuda_alloc_stats(gcr_ctx *ctx, size_t *held, size_t *live, uint64_t *ma
 struct gcr_cuda_program_cache;
 struct gcr_cuda_pw_entry;
 struct gcr_cuda_tune;
-struct gcr_cuda_splitk;
+struct gcr_cuda_scratch;
 
 /* Per-ctx backend state (ctx->be_state). */
 typedef struct gcr_cuda_state {
@@ -120,10 +120,18 @@ typedef struct gcr_cuda_state {
     const char *dense_force;                  /* tests: the dense engine runs the tactic whose name
                                                  contains this, when legal (gcr_cuda_dense_force) */
     char dense_last[64];                      /* the dense engine's last tactic (gcr_cuda_dense_last) */
-    struct gcr_cuda_splitk *splitk;           /* split-K workspace (splitk.c, lazy) */
+    struct gcr_cuda_scratch *scratch;         /* persistent device scratch (scratch.c, lazy) */
 } gcr_cuda_state;
 
 static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state *)ctx->be_state; }
+
+/* The two-pass reduction's partials (scratch.c): GCR_CUDA_RED_PARTS doubles of device memory made
+ * on the first call and kept until gcr_cuda_scratch_fini (graphs hold the address), shared by the
+ * ctx's reductions one after the other on its stream. */
+#define GCR_CUDA_RED_PARTS 16384
+gcr_status gcr_cuda_reduce_ws(gcr_ctx *ctx, double **part);
+/* Frees the ctx's scratch (backend fini, after the stream is idle). */
+void gcr_cuda_scratch_fini(gcr_ctx *ctx);
 
 /* Records a CUDA runtime error as GCR_ERR_DEVICE ("what: cudaErrorX: text"); returns the status. */
 gcr_status gcr_cuda_error(gcr_ctx *ctx, cudaError_t e, const char *what);

@@ -100,17 +100,16 @@ gcr_status gcr_cuda_reduce(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)
         /* few long rows: a block per row would leave most of the device idle; split rows */
         int64_t splits = (n_red + 8191) / 8192, cap = 4 * (int64_t)st->sm_count / n_out;
         if (splits > cap) splits = cap > 1 ? cap : 2;
+        if (splits * n_out > GCR_CUDA_RED_PARTS) splits = GCR_CUDA_RED_PARTS / n_out; /* > 1: n_out < SMs */
         a.splits = splits;
         a.chunk = (n_red + splits - 1) / splits;
-        void *part = NULL;
-        GCR_TRY(gcr_cuda_alloc_block(ctx, (size_t)(n_out * splits) * sizeof(double), &part));
-        a.part = part;
-        gcr_status s = gcr_cuda_launch(ctx, st->red[op][dt][3], gcr_cuda_grid(ctx, n_out * splits * BLOCK, BLOCK), 1, 1,
-                                       BLOCK, 1, 1, 0, args);
-        if (s == GCR_OK)
-            s = gcr_cuda_launch(ctx, st->red[op][dt][4], gcr_cuda_grid(ctx, n_out * 32, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
-        gcr_cuda_free_block(ctx, part, 0); /* stream order keeps it alive for the two kernels */
-        return s;
+        /* the partials in the ctx's persistent scratch, not a block of the allocator: inside a
+         * graph's capture the block would go back to the cache and to a later tensor, which each
+         * replay would then overwrite */
+        GCR_TRY(gcr_cuda_reduce_ws(ctx, &a.part));
+        GCR_TRY(gcr_cuda_launch(ctx, st->red[op][dt][3], gcr_cuda_grid(ctx, n_out * splits * BLOCK, BLOCK), 1, 1, BLOCK, 1,
+                                1, 0, args));
+        return gcr_cuda_launch(ctx, st->red[op][dt][4], gcr_cuda_grid(ctx, n_out * 32, BLOCK), 1, 1, BLOCK, 1, 1, 0, args);
     }
     int g = n_red <= 16 ? 0 : n_red <= 2048 ? 1 : 2;
     static const int gsize[3] = {1, 32, 256};

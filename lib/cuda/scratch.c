@@ -1,0 +1,72 @@
+/* scratch.c — a ctx's persistent device scratch: split-K's f32 partials and per-tile arrival
+ * counters (kernels/gemm_tc.cuh gcr_tc_splitk), and the two-pass reduction's partials (reduce.c).
+ * Each part is made on its first use and kept until the ctx goes: a captured CUDA Graph holds its
+ * address in kernel parameters, so it never moves, shrinks or returns to the allocator (a block
+ * handed back during a capture would be given to a later tensor, which every replay then
+ * overwrote). One copy serves every kernel of the ctx, since they run one after the other on its
+ * one stream. cudaMalloc and cudaMemset, not the ctx stream: a graph being captured (relaxed mode,
+ * a non-blocking stream) gains no node for them. */
+#include "dense.h"
+
+struct gcr_cuda_scratch {
+    float *part;  /* [GCR_CUDA_SPLITK_BYTES / 4] */
+    gcr_u32 *sem; /* [GCR_CUDA_SPLITK_TILES], all 0 between kernels */
+    double *red;  /* [GCR_CUDA_RED_PARTS] */
+};
+
+static struct gcr_cuda_scratch *scratch(gcr_ctx *ctx)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    if (!st->scratch) st->scratch = calloc(1, sizeof *st->scratch);
+    return st->scratch;
+}
+
+int gcr_cuda_splitk_ws(gcr_ctx *ctx, float **part, gcr_u32 **sem)
+{
+    struct gcr_cuda_scratch *w = scratch(ctx);
+    if (!w) return 0;
+    if (!w->part) {
+        float *p = NULL;
+        gcr_u32 *s = NULL;
+        cudaError_t e = cudaMalloc((void **)&p, GCR_CUDA_SPLITK_BYTES);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32));
+        if (e == cudaSuccess) e = cudaMemset(s, 0, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32));
+        if (e != cudaSuccess) { /* no split-K for this ctx's problems: the engine's other tactics */
+            cudaFree(p);
+            cudaFree(s);
+            cudaGetLastError();
+            return 0;
+        }
+        w->part = p;
+        w->sem = s;
+    }
+    *part = w->part;
+    *sem = w->sem;
+    return 1;
+}
+
+gcr_status gcr_cuda_reduce_ws(gcr_ctx *ctx, double **part)
+{
+    struct gcr_cuda_scratch *w = scratch(ctx);
+    if (!w) return gcr_set_error(ctx, GCR_ERR_OOM, "cuda reduce: out of host memory for the scratch record");
+    if (!w->red) {
+        cudaError_t e = cudaMalloc((void **)&w->red, GCR_CUDA_RED_PARTS * sizeof(double));
+        if (e != cudaSuccess) {
+            w->red = NULL;
+            return gcr_cuda_error(ctx, e, "cuda reduce: cudaMalloc of the partials' scratch");
+        }
+    }
+    *part = w->red;
+    return GCR_OK;
+}
+
+void gcr_cuda_scratch_fini(gcr_ctx *ctx)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    if (!st->scratch) return;
+    cudaFree(st->scratch->part);
+    cudaFree(st->scratch->sem);
+    cudaFree(st->scratch->red);
+    free(st->scratch);
+    st->scratch = NULL;
+}
