@@ -215,7 +215,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     /* this thread's chunks: fixed rows / columns, k advancing by BK per tile */
     const T *pa[NCA];
     int ka[NCA], na[NCA], la[NCA]; /* chunk's k within the tile, image, smem row/col; na < 0: out of range */
-    int iy0[AT == 3 ? NCA : 1], ix0[AT == 3 ? NCA : 1]; /* AT 3: the row's top-left input tap */
+    int iy0[AT == 3 ? NCA : 1] = {}, ix0[AT == 3 ? NCA : 1] = {}; /* AT 3: the row's top-left input tap */
     const int C = AT == 3 ? K / (int)(p.KH * p.KW) : K; /* channels per tap */
 #pragma unroll
     for (int i = 0; i < NCA; i++) {
