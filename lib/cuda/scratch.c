@@ -4,7 +4,8 @@
  * address in kernel parameters, so it never moves, shrinks or returns to the allocator (a block
  * handed back during a capture would be given to a later tensor, which every replay then
  * overwrote). One copy serves every kernel of the ctx, since they run one after the other on its
- * one stream. cudaMalloc and cudaMemset, not the ctx stream: a graph being captured (relaxed mode,
+ * one stream: kernels that overlap (programmatic dependent launch lets a kernel start before its
+ * predecessor ends) must not share it, as split-K's counters and partials are per launch. cudaMalloc and cudaMemset, not the ctx stream: a graph being captured (relaxed mode,
  * a non-blocking stream) gains no node for them. */
 #include "dense.h"
 
