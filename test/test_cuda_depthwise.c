@@ -7,12 +7,7 @@
  * (prologue, epilogue with extra kernel parameters, each alone and both); the channel-group kernel
  * (gcr_dwc_*) where it takes the 3x3/5x5 shapes by default, and the tile forced onto those too.
  * Skips without a GPU. */
-#include "harness.h"
-#ifdef GCR_HAVE_CUDA
-#include "cuda/dense.h"
-#endif
-
-static gcr_ctx *cpu, *gpu;
+#include "gpu_compare.h"
 
 /* how the input is laid out in memory; the logical values are the same in every case */
 enum lay { L_NCHW, L_NHWC, L_CSLICE };
@@ -23,45 +18,22 @@ static const char *lay_name[] = {"nchw", "nhwc", "nhwc-channel-slice"};
  * neither the pointer nor the pixel stride is a multiple of 16 bytes (the tile's element loads). */
 static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_tensor **tc, gcr_tensor **tg)
 {
-    int64_t phys[GCR_MAX_DIMS], n = 1;
+    int64_t phys[GCR_MAX_DIMS];
     for (int i = 0; i < nd; i++) phys[i] = shape[i];
-    if (lay == L_CSLICE && nd == 4) phys[1] = shape[1] + 2;
-    for (int i = 0; i < nd; i++) n *= phys[i];
-    float *h = h_randn(n, -1.0f, 1.0f);
-    gcr_format f = lay != L_NCHW && nd == 4 ? GCR_NHWC : GCR_NCHW;
+    int slice = lay == L_CSLICE && nd == 4;
+    if (slice) phys[1] = shape[1] + 2;
+    gcr_tensor *t[2];
+    rand2(dt, nd, phys, lay != L_NCHW && nd == 4 ? GCR_NHWC : GCR_NCHW, t);
     gcr_ctx *cs[2] = {cpu, gpu};
-    gcr_tensor *out[2];
-    for (int k = 0; k < 2; k++) {
-        gcr_tensor *t = h_tensor(cs[k], dt, nd, phys, f, h);
-        if (t && lay == L_CSLICE && nd == 4) t = gcr_slice(cs[k], t, 1, 1, shape[1] + 1, 1);
-        out[k] = t;
-    }
-    free(h);
-    *tc = out[0];
-    *tg = out[1];
+    for (int k = 0; k < 2; k++)
+        if (t[k] && slice) t[k] = gcr_slice(cs[k], t[k], 1, 1, shape[1] + 1, 1);
+    *tc = t[0];
+    *tg = t[1];
 }
 
-static void tol(gcr_dtype dt, float *atol, float *rtol)
-{
-    *atol = *rtol = dt == GCR_F32 ? 1e-4f : dt == GCR_F16 ? 1e-2f : 2e-2f;
-}
-
-/* reads both results and compares them as logical values; frees nothing (scopes do) */
-static void compare(gcr_tensor *rc, gcr_tensor *rg, gcr_dtype dt, const char *what)
-{
-    if (!CHECK(rc && rg, "%s: cpu %s / gpu %s", what, rc ? "ok" : gcr_ctx_error(cpu), rg ? "ok" : gcr_ctx_error(gpu))) {
-        gcr_ctx_clear_error(cpu);
-        gcr_ctx_clear_error(gpu);
-        return;
-    }
-    int64_t n = gcr_tensor_numel(rc);
-    CHECK(n == gcr_tensor_numel(rg), "%s: result sizes differ", what);
-    float *a = h_read(rc), *b = h_read(rg), at, rt; /* logical order, whatever the layout */
-    tol(dt, &at, &rt);
-    CHECK_CLOSE(b, a, n, at, rt, what);
-    free(a);
-    free(b);
-}
+/* logical values only: hooked_one's reference is a CPU computation of its own, not the same call, so
+ * its memory format need not be the GPU result's */
+static void compare(gcr_tensor *rc, gcr_tensor *rg, gcr_dtype dt, const char *what) { compare_as(rc, rg, dt, 0, what); }
 
 typedef struct dw_case {
     int N, C, H, W, KH, KW, sh, sw, ph, pw, dh, dw, bias;
@@ -137,14 +109,6 @@ static void test_depthwise(void)
 
 /* ---------------------------------------------------------------- fusion hooks */
 #ifdef GCR_HAVE_CUDA
-static gcr_tensor *new_like_conv(gcr_ctx *ctx, gcr_call *c)
-{
-    gcr_meta m;
-    char err[256];
-    if (gcr_infer(c, &m, err, sizeof err) != GCR_OK) return NULL;
-    return gcr_tensor_alloc(ctx, &m, "hooked");
-}
-
 /* A depthwise conv with a prologue (relu then a per-(image, channel) f32 scale, as a squeeze-excite
  * would) and/or an epilogue ((acc + bias) * alpha + an f32 residual at idx), both reading extra
  * kernel parameters; the reference is the unfused f32 computation on the CPU from the same values.
@@ -166,7 +130,7 @@ static void hooked_one(const dw_case *k, gcr_dtype dt, enum lay lay, int pro, in
     c.n_in = 3;
     c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
     c.p.conv = p;
-    gcr_tensor *out = xg && wg && bg ? new_like_conv(gpu, &c) : NULL;
+    gcr_tensor *out = xg && wg && bg ? new_result(gpu, &c) : NULL;
     /* the reference in f32 from the dtype's values */
     gcr_tensor *x32 = gcr_cast(cpu, xc, GCR_F32), *w32 = gcr_cast(cpu, wc, GCR_F32), *b32 = gcr_cast(cpu, bc, GCR_F32);
     if (pro) x32 = gcr_mul(cpu, gcr_relu(cpu, x32), sc);
@@ -229,19 +193,9 @@ static void test_tile_forced(void) {}
 
 int main(void)
 {
-    h_seed(20261125);
-    h_case = "setup";
-    gpu = h_ctx(GCR_DEVICE_CUDA);
-    if (!gpu) return h_finish();
-    cpu = h_ctx(GCR_DEVICE_CPU);
-    if (!cpu) {
-        gcr_ctx_destroy(gpu);
-        return h_finish();
-    }
+    if (!open2(20261125)) return h_finish();
     RUN(test_depthwise);
     RUN(test_hooks);
     RUN(test_tile_forced);
-    gcr_ctx_destroy(cpu);
-    gcr_ctx_destroy(gpu);
-    return h_finish();
+    return close2();
 }
