@@ -10,8 +10,11 @@
  * bench/conv_table.py joins with conv_bench_torch.py's. Weights are in the activation's format by
  * default (channels-last OHWI weights for nhwc, as a channels_last PyTorch model holds them).
  * "tf32" is f32 with the context knob tf32 = 1 (f32 1x1 convs and GEMMs on TF32 tensor cores).
+ * force=NAME runs every conv and GEMM on the dense engine's legal tactic whose name contains NAME
+ * (gcr_cuda_dense_force: e.g. "kd_" for the deep-pipeline implicit tiles; "dwv" keeps depthwise on
+ * the shared-memory tile), the heuristic's pick where none matches.
  * usage: conv_bench [net=mnv3|resnet50|all] [nchw|nhwc] [w=nchw|nhwc] [f32|tf32|f16|bf16 ...]
- *                   [head=0|1] [only=NAME-PREFIX] [batch ...]
+ *                   [head=0|1] [only=NAME-PREFIX] [force=NAME] [batch ...]
  * (defaults: net=mnv3 nchw, weights as the activations, f32 f16, head=1, batches 1 32 128) */
 #include "bench.h"
 #include <stdio.h>
@@ -334,7 +337,8 @@ static void ceilings(gcr_ctx *ctx)
 static int usage(const char *what, const char *arg)
 {
     fprintf(stderr, "conv_bench: %s '%s'\nusage: conv_bench [net=mnv3|resnet50|all] [nchw|nhwc] "
-                    "[w=nchw|nhwc] [f32|tf32|f16|bf16 ...] [head=0|1] [only=NAME-PREFIX] [batch ...]\n", what, arg);
+                    "[w=nchw|nhwc] [f32|tf32|f16|bf16 ...] [head=0|1] [only=NAME-PREFIX] [force=NAME] [batch ...]\n",
+            what, arg);
     return 2;
 }
 
@@ -343,7 +347,7 @@ int main(int argc, char **argv)
     gcr_format f = GCR_NCHW, wf = GCR_NCHW;
     int batches[8], nb = 0, nd = 0, head = 1, wset = 0;
     const bench_dtype *dts[8];
-    const char *netsel = "mnv3";
+    const char *netsel = "mnv3", *force = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         size_t d;
@@ -357,6 +361,7 @@ int main(int argc, char **argv)
         else if (!strncmp(a, "net=", 4)) netsel = a + 4;
         else if (!strncmp(a, "head=", 5)) head = atoi(a + 5);
         else if (!strncmp(a, "only=", 5)) only = a + 5;
+        else if (!strncmp(a, "force=", 6)) force = a + 6;
         else if (atoi(a) > 0) {
             if (nb < 8) batches[nb++] = atoi(a);
         } else return usage("unknown argument", a);
@@ -372,6 +377,7 @@ int main(int argc, char **argv)
         printf("conv_bench: no CUDA device, nothing to time\n");
         return 0;
     }
+    if (force) gcr_cuda_dense_force(ctx, force);
     ceilings(ctx);
     for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
         if (strcmp(netsel, "all") && strcmp(netsel, nets[i].name)) continue;

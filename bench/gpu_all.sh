@@ -8,7 +8,7 @@
 #   STAGES="build torch test" bash bench/gpu_all.sh     second call (~9 min; same GPU kind)
 #   python3 bench/mobilenet_table.py page.md "GPU" "commands" "gcr nhwc, PyTorch nchw" gcr.jsonl torch.jsonl
 #
-# stages: build (make all bench tests) · cold (cold start, f32 and f16 b1: process start to the first
+# stages: build (make all bench tests) · ab (A/B of kernels not yet on by default, ab.txt) · cold (cold start, f32 and f16 b1: process start to the first
 # replayed result with an empty then a warm kernel cache, before anything else has compiled on the
 # machine) · dense (test_cuda_dense, fresh kernel cache) · gcr (gcr only: NHWC, f32 exact and
 # GCR_TF32=1, f16, batches 1 8 32 128) · torch (PyTorch only: NCHW
@@ -64,6 +64,25 @@ if has torch; then
   cp "$R"/torch/*.jsonl "$DEST/torch.jsonl" 2>/dev/null
   cat "$R"/torch/*.log >> "$LOG" 2>/dev/null
   grep -c '^RESULT' "$R/torch.out" | sed 's/^/torch result lines: /' | tee -a "$LOG"
+fi
+if has ab; then
+  # A/B of kernels not yet picked by default, in one call on one GPU: the deep-pipeline tc tiles
+  # (forced with conv_bench force=: d_ takes the first deep tile listed, the 64-wide one; 8kd_ the
+  # 128-wide implicit one) against the heuristic's picks on ResNet-50, and the channel-group
+  # depthwise kernel against the shared-memory tile (a build with -DGCR_DW_CLASSIC=0) on MobileNet-v3
+  t "ab: deep tiles, depthwise kernels"
+  make -j16 BUILD=build-nc CFLAGS="-O2 -g -DGCR_DW_CLASSIC=0" build-nc/bench/conv_bench > "$R/ab_build.log" 2>&1 ||
+    tail -20 "$R/ab_build.log"
+  for v in "build/bench/conv_bench net=resnet50 nhwc f16 head=0 32 128" \
+           "build/bench/conv_bench net=resnet50 nhwc f16 head=0 force=d_ 32 128" \
+           "build/bench/conv_bench net=resnet50 nhwc f16 head=0 force=8kd_ 32 128" \
+           "build/bench/conv_bench net=mnv3 nhwc f16 head=0 32 128" \
+           "build-nc/bench/conv_bench net=mnv3 nhwc f16 head=0 32 128"; do
+    echo "== $v" >> "$DEST/ab.txt"
+    timeout 90 $v >> "$DEST/ab.txt" 2>&1
+    echo "$v" | tee -a "$LOG"
+    grep -E "total" "$DEST/ab.txt" | tail -2 | tee -a "$LOG"
+  done
 fi
 if has micro; then
   t micro

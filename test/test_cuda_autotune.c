@@ -98,7 +98,7 @@ typedef struct worker {
     fake f;
 } worker;
 
-static const gcr_cuda_tactic thread_list[3] = {{"clear40", 40, 0, 1, 256, 1}, {"clear64", 64, 0, 1, 256, 1}, {"clear6", 6, 0, 1, 256, 1}};
+static const gcr_cuda_tactic thread_list[3] = {{"clear40", 40, 0, 1, 256, 1, 0}, {"clear64", 64, 0, 1, 256, 1, 0}, {"clear6", 6, 0, 1, 256, 1, 0}};
 
 static void *work(void *p)
 {

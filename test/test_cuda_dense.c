@@ -1,16 +1,11 @@
 /* test_cuda_dense.c — the GPU conv2d, matmul/linear and pooling kernels against the CPU backend on
  * the same random data: odd sizes, strides, padding, dilation, groups (depthwise too), 1x1, bias
  * on/off, NCHW / NHWC / channels-last (x and weights) / permuted / sliced inputs, f32 (1e-4) and
- * f16/bf16 (~1e-2); the tensor-core implicit GEMM for every tap shape; the batch
- * broadcasts of matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and the
- * TF32 tile (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
-#include "harness.h"
-#ifdef GCR_HAVE_CUDA
-#include "cuda/dense.h"
-#endif
-
-static gcr_ctx *cpu, *gpu;
-static int tf32_on; /* gpu runs with knobs.tf32: f32 compares at TF32's tolerance */
+ * f16/bf16 (~1e-2); the tensor-core implicit GEMM for every tap shape; split-K at few output
+ * tiles (and its run-to-run bit equality); the deep-pipeline tiles, forced; the batch broadcasts of
+ * matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and the TF32 tile
+ * (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
+#include "gpu_compare.h"
 
 /* how an operand is laid out in memory; the logical values are the same in every case */
 enum lay { L_DENSE, L_NHWC, L_PERM, L_SLICE, L_CL };
@@ -23,7 +18,7 @@ static const char *dt_name(gcr_dtype t) { return gcr_dtype_name(t); }
 /* One random operand made on both contexts with identical values and layout. */
 static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_tensor **tc, gcr_tensor **tg)
 {
-    int64_t phys[GCR_MAX_DIMS], n = 1;
+    int64_t phys[GCR_MAX_DIMS];
     int perm[GCR_MAX_DIMS];
     for (int i = 0; i < nd; i++) phys[i] = shape[i], perm[i] = i;
     if (lay == L_PERM && nd >= 2) { /* store reversed pairs: logical dim i lives at physical dim perm[i] */
@@ -33,47 +28,19 @@ static void make2(gcr_dtype dt, int nd, const int64_t *shape, enum lay lay, gcr_
         for (int i = 0; i < nd; i++) phys[perm[i]] = shape[i];
     }
     if (lay == L_SLICE) phys[nd - 1] = 2 * shape[nd - 1] + 1;
-    for (int i = 0; i < nd; i++) n *= phys[i];
-    float *h = h_randn(n, -1.0f, 1.0f);
-    gcr_format f = (lay == L_NHWC || lay == L_CL) && nd == 4 ? GCR_NHWC : GCR_NCHW;
+    gcr_tensor *t[2];
+    rand2(dt, nd, phys, (lay == L_NHWC || lay == L_CL) && nd == 4 ? GCR_NHWC : GCR_NCHW, t);
     gcr_ctx *cs[2] = {cpu, gpu};
-    gcr_tensor *out[2];
     for (int k = 0; k < 2; k++) {
-        gcr_tensor *t = h_tensor(cs[k], dt, nd, phys, f, h);
-        if (t && lay == L_PERM && nd >= 2) t = gcr_permute(cs[k], t, perm);
-        if (t && lay == L_SLICE) t = gcr_slice(cs[k], t, nd - 1, 1, phys[nd - 1], 2);
-        out[k] = t;
+        if (t[k] && lay == L_PERM && nd >= 2) t[k] = gcr_permute(cs[k], t[k], perm);
+        if (t[k] && lay == L_SLICE) t[k] = gcr_slice(cs[k], t[k], nd - 1, 1, phys[nd - 1], 2);
     }
-    free(h);
-    *tc = out[0];
-    *tg = out[1];
+    *tc = t[0];
+    *tg = t[1];
 }
 
-static void tol(gcr_dtype dt, float *atol, float *rtol)
-{
-    /* TF32 rounds operands to 11 significant bits (2^-11 relative each): on these [-1, 1) inputs
-     * with K <= 200 the error stays near 1e-3, while a wrong index or fragment is O(1) */
-    float f32 = tf32_on ? 1e-2f : 1e-4f;
-    *atol = dt == GCR_F32 ? f32 : dt == GCR_F16 ? 1e-2f : 2e-2f;
-    *rtol = dt == GCR_F32 ? f32 : dt == GCR_F16 ? 1e-2f : 2e-2f;
-}
-
-/* reads both results and compares them; frees nothing (scopes do) */
-static void compare(gcr_tensor *rc, gcr_tensor *rg, gcr_dtype dt, const char *what)
-{
-    if (!CHECK(rc && rg, "%s: cpu %s / gpu %s", what, rc ? "ok" : gcr_ctx_error(cpu), rg ? "ok" : gcr_ctx_error(gpu))) {
-        gcr_ctx_clear_error(cpu);
-        gcr_ctx_clear_error(gpu);
-        return;
-    }
-    int64_t n = gcr_tensor_numel(rc);
-    CHECK(n == gcr_tensor_numel(rg) && gcr_tensor_format(rc) == gcr_tensor_format(rg), "%s: result shapes differ", what);
-    float *a = h_read(rc), *b = h_read(rg), at, rt;
-    tol(dt, &at, &rt);
-    CHECK_CLOSE(b, a, n, at, rt, what);
-    free(a);
-    free(b);
-}
+/* each kernel here must also keep the CPU's memory format */
+static void compare(gcr_tensor *rc, gcr_tensor *rg, gcr_dtype dt, const char *what) { compare_as(rc, rg, dt, 1, what); }
 
 /* ---------------------------------------------------------------- conv2d */
 
@@ -208,6 +175,10 @@ static void test_implicit(void)
             for (int t = 0; t < 3 && dts[d] != GCR_F32; t++)
                 conv_forced(k, dts[d], L_CL, tiles[t], on_tile && (t == 0 || k->O / k->groups > 16 << t));
             conv_forced(k, dts[d], L_CL, dts[d] == GCR_F32 ? "fma32" : "mma32", 1);
+            if (dts[d] != GCR_F32) { /* the deep-pipeline tiles: 64 wide ("kd_" finds it first), 128 where N needs it */
+                conv_forced(k, dts[d], L_CL, "kd_", on_tile);
+                conv_forced(k, dts[d], L_CL, "8kd_", on_tile && k->O / k->groups > 64);
+            }
             if (i < 2) conv_one(k, dts[d], L_NHWC);
         }
     }
@@ -352,14 +323,6 @@ static const char *hook_defs =
     "#define GCR_PROLOGUE(v, n, c) (fmaxf((v), 0.0f) * se[(n) * ch + (c)])\n"
     "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), ((acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f)) * alpha + res[idx])\n";
 
-static gcr_tensor *new_like_conv(gcr_ctx *ctx, gcr_call *c)
-{
-    gcr_meta m;
-    char err[256];
-    if (gcr_infer(c, &m, err, sizeof err) != GCR_OK) return NULL;
-    return gcr_tensor_alloc(ctx, &m, "hooked");
-}
-
 static void hooked_conv_one(const conv_case *k, enum lay lay)
 {
     uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
@@ -383,7 +346,7 @@ static void hooked_conv_one(const conv_case *k, enum lay lay)
     c.n_in = 3;
     c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
     c.p.conv = p;
-    gcr_tensor *out = new_like_conv(gpu, &c);
+    gcr_tensor *out = new_result(gpu, &c);
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &rp, &alpha, &ch};
@@ -421,7 +384,7 @@ static void hooked_matmul(int gemv)
     c.op = GCR_OP_LINEAR;
     c.n_in = 3;
     c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
-    gcr_tensor *out = new_like_conv(gpu, &c);
+    gcr_tensor *out = new_result(gpu, &c);
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = 37;
     void *extra[] = {&sep, &rp, &alpha, &ch};
@@ -458,7 +421,7 @@ static void hooked_conv_f16(const conv_case *k, enum lay lay)
     c.n_in = 3;
     c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
     c.p.conv = p;
-    gcr_tensor *out = new_like_conv(gpu, &c);
+    gcr_tensor *out = new_result(gpu, &c);
     const void *sep = sg ? gcr_tensor_data(sg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &alpha, &ch};
@@ -596,6 +559,26 @@ static void test_splitk(void)
     hooked_conv_f16(&few_tiles[3], L_CL);
 }
 
+/* The deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in 60-80 KB of dynamic shared memory, which
+ * the launcher allows the function on its first launch), reached only by forcing: the k-contiguous
+ * 1x1 form ("d_", 64 wide) and the 128-wide implicit one, plain and with hooks; test_implicit and
+ * test_tf32 run the implicit ones over every tap shape */
+static void test_deep(void)
+{
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    for (int d = 0; d < 2; d++) {
+        conv_forced(&few_tiles[3], dts[d], L_CL, "d_", 1);
+        conv_forced(&few_tiles[0], dts[d], L_CL, "8kd_", 1);
+        conv_forced(&implicit[1], dts[d], L_CL, "8kd_", 1);
+    }
+    gcr_cuda_dense_force(gpu, "kd_");
+    hooked_conv_f16(&implicit[0], L_CL);
+    hooked_conv_f16(&implicit[4], L_CL);
+    gcr_cuda_dense_force(gpu, "d_");
+    hooked_conv_f16(&few_tiles[3], L_CL);
+    gcr_cuda_dense_force(gpu, NULL);
+}
+
 static void test_tf32(void)
 {
     gcr_ctx *exact = gpu, *t32 = h_ctx(GCR_DEVICE_CUDA);
@@ -625,6 +608,8 @@ static void test_tf32(void)
         CHECK(strstr(ran, "k_tf32") != NULL, "conv C%d k%dx%d f32 cl with TF32: the implicit tile, ran %s", k->C, k->KH,
               k->KW, ran);
         for (int t = 0; t < 3; t++) conv_forced(k, GCR_F32, L_CL, tiles[t], t == 0 || k->O / k->groups > 16 << t);
+        conv_forced(k, GCR_F32, L_CL, "kd_", 1);
+        conv_forced(k, GCR_F32, L_CL, "8kd_", k->O / k->groups > 64);
     }
     hooked_conv_one(&implicit[0], L_CL); /* the implicit TF32 tile: prologue on 4-float chunks */
     hooked_conv_one(&implicit[4], L_CL);
@@ -645,20 +630,13 @@ static void test_tf32(void)
 #else
 static void test_hooks(void) {}
 static void test_splitk(void) {}
+static void test_deep(void) {}
 static void test_tf32(void) {}
 #endif
 
 int main(void)
 {
-    h_seed(20261122);
-    h_case = "setup";
-    gpu = h_ctx(GCR_DEVICE_CUDA);
-    if (!gpu) return h_finish();
-    cpu = h_ctx(GCR_DEVICE_CPU);
-    if (!cpu) {
-        gcr_ctx_destroy(gpu);
-        return h_finish();
-    }
+    if (!open2(20261122)) return h_finish();
     RUN(test_conv);
     RUN(test_implicit);
     RUN(test_matmul);
@@ -666,8 +644,7 @@ int main(void)
     RUN(test_pool);
     RUN(test_hooks);
     RUN(test_splitk);
+    RUN(test_deep);
     RUN(test_tf32);
-    gcr_ctx_destroy(cpu);
-    gcr_ctx_destroy(gpu);
-    return h_finish();
+    return close2();
 }

@@ -63,17 +63,17 @@ static struct gcr_cuda_tune *tune_state(gcr_ctx *ctx)
     return st->tune;
 }
 
-/* "format|device|arch|driver|runtime|n|name gx gy gz threads ks;...|" then the caller's key bytes,
+/* "format|device|arch|driver|runtime|n|name gx gy gz threads ks smem;...|" then the caller's key bytes,
  * malloc'ed (NULL when out of memory) */
 static char *full_key(gcr_ctx *ctx, struct gcr_cuda_tune *T, const void *key, size_t klen, const gcr_cuda_tactic *t,
                       int n, size_t *len)
 {
-    char head[256 + GCR_CUDA_TUNE_MAX * 124];
+    char head[256 + GCR_CUDA_TUNE_MAX * 136];
     int hl = snprintf(head, sizeof head, "%s|%s|sm_%d|drv%d|rt%d|%d|", KEY_FORMAT, ctx->device_name, gcr_cuda_arch(ctx),
                       T->driver, T->runtime, n);
     for (int i = 0; i < n && hl < (int)sizeof head; i++)
-        hl += snprintf(head + hl, sizeof head - (size_t)hl, "%.48s %u %u %u %u %u;", t[i].name, t[i].gx, t[i].gy,
-                       t[i].gz, t[i].threads, t[i].ks);
+        hl += snprintf(head + hl, sizeof head - (size_t)hl, "%.48s %u %u %u %u %u %u;", t[i].name, t[i].gx, t[i].gy,
+                       t[i].gz, t[i].threads, t[i].ks, t[i].smem);
     if (hl >= (int)sizeof head) return NULL; /* cannot happen with names of at most 48 bytes */
     head[hl++] = '|';
     char *k = malloc((size_t)hl + klen);

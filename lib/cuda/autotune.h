@@ -8,14 +8,14 @@
 #include "cuda_internal.h"
 
 /* At most this many tactics per problem: bounds the measuring cost of a cold start. */
-#define GCR_CUDA_TUNE_MAX 10
+#define GCR_CUDA_TUNE_MAX 12
 
-/* One way to run a problem: a kernel name, its launch shape and its split of the reduction (ks
- * blocks per output tile; 1: none). The names, shapes and splits of the list are part of the cache
- * key, so a changed candidate list measures again. */
+/* One way to run a problem: a kernel name, its launch shape (with its dynamic shared memory) and
+ * its split of the reduction (ks blocks per output tile; 1: none). The names, shapes and splits of
+ * the list are part of the cache key, so a changed candidate list measures again. */
 typedef struct gcr_cuda_tactic {
     char name[48];
-    unsigned gx, gy, gz, threads, ks;
+    unsigned gx, gy, gz, threads, ks, smem;
 } gcr_cuda_tactic;
 
 /* Runs tactic t once on the ctx's stream on scratch buffers x, w, out (device memory, at least the

@@ -123,17 +123,17 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
         int64_t ox = vc == 8 ? 2 : 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
         int64_t gy = (cv + cb - 1) / cb, blocks = (a.N * a.OH * ((a.OW + ox - 1) / ox) + slots - 1) / slots;
         int64_t cap = ((int64_t)sms * 16 + gy - 1) / gy;
-        return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, std, 5, h);
+        return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, 0, std, 5, h);
     }
     if (a.c_fast == 2) { /* a block per tile, up to the grid's limit (the kernel walks the rest) */
         int64_t blocks = a.ttiles < 0x7fffffff ? a.ttiles : 0x7fffffff;
-        return gcr_cuda_hooked_launch(ctx, k, (unsigned)blocks, 1, 1, (unsigned)threads, std, 5, h);
+        return gcr_cuda_hooked_launch(ctx, k, (unsigned)blocks, 1, 1, (unsigned)threads, 0, std, 5, h);
     }
     /* gcr_dw_tile's 4-outputs-per-thread path needs a quarter of the threads */
     int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
     int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
     int64_t blocks = (work + 255) / 256, cap = (int64_t)sms * 16;
-    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, std, 5, h);
+    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, 0, std, 5, h);
 }
 
 static bool is_depthwise(const gcr_call *c)

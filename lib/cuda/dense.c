@@ -85,6 +85,7 @@ typedef struct dense_plan {
     int tf32;
     gcr_cuda_tactic t[GCR_CUDA_TUNE_MAX];
     int n, def;
+    int n_tune;    /* t[0..n_tune): the tactics GCR_AUTOTUNE may time; the rest only a test forces */
     int64_t bk;    /* a split-K tactic's k tile (elements) */
     float *part;   /* ... and its workspace (kept out of v, which keys GCR_AUTOTUNE's choices) */
     gcr_u32 *sem;
@@ -237,6 +238,17 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         int i = add_tactic(p, name, (a->M + bm - 1) / bm, (a->N + bn - 1) / bn, z, 1);
         if (!strcmp(cfgs[c], hcfg) && p->def < 0) p->def = i;
     }
+    /* the deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in dynamic shared memory), k-contiguous
+     * and implicit-GEMM layouts: not yet run on a GPU, so only gcr_cuda_dense_force reaches them
+     * (tests, conv_bench force=), listed past n_tune: GCR_AUTOTUNE times speed, not correctness */
+    p->n_tune = p->n;
+    const int deep = (at == 0 || at == 3) && a->M > 8;
+    for (int bn = 64; bn <= 128 && deep; bn *= 2) {
+        if (bn == 128 && a->N <= 64) break; /* a wider tile than N needs */
+        snprintf(name, sizeof name, "gcr_dense_tc%d%sd_%s", bn, at == 3 ? "k" : "", tf32 ? "tf32" : sfx);
+        int i = add_tactic(p, name, (a->M + 127) / 128, (a->N + bn - 1) / bn, z, 1);
+        if (i >= 0) p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
+    }
 }
 
 /* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the
@@ -274,7 +286,7 @@ static gcr_status run_tactic(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, 
     gcr_dense_args v = tactic_args(p, t);
     const void *bias = NULL;
     void *std[] = {&v, &x, &w, &out, &bias};
-    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, std, 5, NULL);
+    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, NULL);
 }
 
 /* The tactic to run: a test's forced one (gcr_cuda_dense_force) when legal, else the choice of
@@ -290,7 +302,7 @@ static int dense_choose(gcr_ctx *ctx, dense_plan *p)
             if (strstr(tactic_id(&p->t[i], id, sizeof id), force)) return i;
     const gcr_dense_args *a = &p->v;
     /* one candidate, or an empty problem (a graph's program fetched for a binding with no rows) */
-    if (p->n < 2 || a->M <= 0 || a->OH * a->OW <= 0 || a->N <= 0) return p->def;
+    if (p->n_tune < 2 || a->M <= 0 || a->OH * a->OW <= 0 || a->N <= 0) return p->def;
     int64_t N = a->M / (a->OH * a->OW), C = a->K / (a->KH * a->KW), es = gcr_dtype_size(p->dt);
     int64_t iy = a->H < (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1 ? a->H : (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1;
     int64_t ix = a->W < (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1 ? a->W : (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1;
@@ -301,7 +313,7 @@ static int dense_choose(gcr_ctx *ctx, dense_plan *p)
     key.v = *a;
     key.dt = p->dt;
     key.tf32 = p->tf32;
-    return gcr_cuda_tune_pick(ctx, &key, sizeof key, p->t, p->n, p->def, (size_t)(xb * es), (size_t)(wb * es),
+    return gcr_cuda_tune_pick(ctx, &key, sizeof key, p->t, p->n_tune, p->def, (size_t)(xb * es), (size_t)(wb * es),
                               (size_t)(yb * es), run_tactic, p);
 }
 
@@ -332,5 +344,5 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *
     if (!k) return GCR_OK; /* h->src_out: the program text only */
     gcr_dense_args v = tactic_args(&p, t);
     void *std[] = {&v, &x, &w, &out, &bias};
-    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, std, 5, h);
+    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, h);
 }

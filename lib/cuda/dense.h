@@ -88,9 +88,11 @@ int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h);
  * instead and leaves *k NULL. */
 gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
                                   gcr_cuda_fn **k);
-/* Launches k (threads x 1 x 1 blocks) with the nstd (at most 8) standard arguments, then h's extras. */
+/* Launches k (threads x 1 x 1 blocks, smem bytes of dynamic shared memory: past the default 48 KB
+ * the function is allowed that much once, on its first such launch) with the nstd (at most 8)
+ * standard arguments, then h's extras. */
 gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
-                                  void *const *std, int nstd, const gcr_cuda_hooks *h);
+                                  unsigned smem, void *const *std, int nstd, const gcr_cuda_hooks *h);
 /* "f32", "f16" or "bf16": the dtype suffix of the kernels' names */
 const char *gcr_cuda_dt_suffix(gcr_dtype dt);
 

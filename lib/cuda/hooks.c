@@ -105,7 +105,7 @@ gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, 
 }
 
 gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
-                                  void *const *std, int nstd, const gcr_cuda_hooks *h)
+                                  unsigned smem, void *const *std, int nstd, const gcr_cuda_hooks *h)
 {
     void *args[8 + GCR_CUDA_MAX_EXTRA];
     GCR_ASSERT(ctx, nstd <= 8);
@@ -116,5 +116,5 @@ gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, uns
                   "cuda hooked launch: %d extra kernel arguments (at most %d)", h->n_extra, GCR_CUDA_MAX_EXTRA);
         for (int i = 0; i < h->n_extra; i++) args[n++] = h->extra[i];
     }
-    return gcr_cuda_launch(ctx, k, gx, gy, gz, threads, 1, 1, 0, args);
+    return gcr_cuda_launch(ctx, k, gx, gy, gz, threads, 1, 1, smem, args);
 }

@@ -69,7 +69,7 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     const void *xp = gcr_tensor_data(c->in[0]);
     void *yp = gcr_tensor_data(out);
     void *std[] = {&a, &xp, &yp};
-    return gcr_cuda_hooked_launch(ctx, k, gx, gy, 1, 256, std, 3, h);
+    return gcr_cuda_hooked_launch(ctx, k, gx, gy, 1, 256, 0, std, 3, h);
 }
 
 gcr_status gcr_cuda_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)

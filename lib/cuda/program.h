@@ -11,6 +11,7 @@
 struct gcr_cuda_fn {
     CUfunction fn;
     char *name;
+    unsigned smem_max; /* dynamic shared memory the function is allowed beyond the default 48 KB */
     struct gcr_cuda_fn *next;
 };
 

@@ -51,6 +51,12 @@ typedef uint32_t gcr_u32;
 
 #define GCR_PW_NIN 5 /* pointwise formula inputs a..e */
 
+/* Bytes of one pipeline stage of gemm_tc.cuh's deep tiles (k-contiguous A and B, bm and bn rows of
+ * a 64-byte k tile plus a 16-byte pad each): the host sizes their dynamic shared memory by it, the
+ * kernel asserts its stage struct is this size. */
+#define GCR_TC_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 80)
+#define GCR_TC_DEEP_ST 4 /* the deep tiles' stages */
+
 /* Magic dividers of the dims of a collapsed shape (common.cuh gcr_div, host gcr_cuda_divs_init). */
 typedef struct gcr_divs {
     gcr_u32 magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];

@@ -37,7 +37,8 @@
  * serves both. Operands are rounded to TF32 (cvt.rna) after ldmatrix, as cuBLAS/cuDNN do.
  * Kernels: gcr_dense_tc{128,64,32}[n|e|k]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2,
  * k = AT 3; gcr_dense_tc{128,64,32}[k]_tf32 (f32 programs built with GCR_TF32 defined); the split-K
- * tiles gcr_dense_tc32[k]s_{f16,bf16,tf32} (AT 0 and 3, 128 x 32). */
+ * tiles gcr_dense_tc32[k]s_{f16,bf16,tf32} (AT 0 and 3, 128 x 32); the deep-pipeline tiles
+ * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
@@ -45,8 +46,9 @@
 
 /* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats); ST stages of shared
  * operand tiles */
-template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0> struct gcr_tc_cfg {
-    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, SK = SK_, THREADS = 256 };
+template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0, int DYN_ = 0> struct gcr_tc_cfg {
+    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, SK = SK_, DYN = DYN_,
+           THREADS = 256 };
 };
 
 /* shared-memory element of the tile: the operand's bits (16-bit types) or a float (TF32) */
@@ -99,6 +101,15 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4)> gcr_cfg_tc32k;
  * the main loop, which the unsplit tiles' register budgets would pay for in spills */
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(4), 1> gcr_cfg_tc32s;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4), 1> gcr_cfg_tc32ks;
+/* deep pipelines (DYN 1): GCR_TC_DEEP_ST stages of operand tiles in dynamic shared memory (80 KB
+ * for 128 x 128 at 4 stages, past the 48 KB of static shared memory that keeps the 128-wide tiles
+ * above at 2 stages), so more k tiles are in flight while one is multiplied; k-contiguous (d) and
+ * implicit-GEMM (kd) layouts. The host sizes the launch with GCR_TC_DEEP_ST and GCR_TC_STAGE_BYTES
+ * (abi.h). */
+typedef gcr_tc_cfg<128, 128, 2, 4, GCR_TC_DEEP_ST, 0, 2, 0, 1> gcr_cfg_tc128d;
+typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_DEEP_ST, 0, GCR_TC_MB(3), 0, 1> gcr_cfg_tc64d;
+typedef gcr_tc_cfg<128, 128, 2, 4, GCR_TC_DEEP_ST, 3, 2, 0, 1> gcr_cfg_tc128kd;
+typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_DEEP_ST, 3, GCR_TC_MB(3), 0, 1> gcr_cfg_tc64kd;
 
 __device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -186,7 +197,16 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         E b[BN][LDB];
     };
     static_assert(sizeof(stage) * ST >= sizeof(float) * TWM * LDC, "epilogue chunk must fit the operand stages");
-    __shared__ __align__(16) unsigned char raw[sizeof(stage) * ST];
+    static_assert(!CFG::DYN || (!TM && sizeof(stage) == GCR_TC_STAGE_BYTES(BM, BN)),
+                  "a deep tile's stage is what the host sizes its launch by");
+    unsigned char *raw;
+    if constexpr (CFG::DYN) {
+        extern __shared__ __align__(16) unsigned char gcr_tc_dyn[]; /* ST * GCR_TC_STAGE_BYTES(BM, BN) */
+        raw = gcr_tc_dyn;
+    } else {
+        __shared__ __align__(16) unsigned char stat[sizeof(stage) * ST];
+        raw = stat;
+    }
     __shared__ long long rowC[BM];
     __shared__ int rown[BM];
     stage *sg = (stage *)raw;
@@ -533,7 +553,11 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64k_##SFX, T, gcr_cfg_tc64k)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32k_##SFX, T, gcr_cfg_tc32k)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32s_##SFX, T, gcr_cfg_tc32s)                                           \
-    GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_##SFX, T, gcr_cfg_tc32ks)
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_##SFX, T, gcr_cfg_tc32ks)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128d_##SFX, T, gcr_cfg_tc128d)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64d_##SFX, T, gcr_cfg_tc64d)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128kd_##SFX, T, gcr_cfg_tc128kd)                                       \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_##SFX, T, gcr_cfg_tc64kd)
 
 #endif /* GCR_GEMM_TC_CUH */
 
@@ -554,5 +578,9 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc64k_tf32, float, gcr_cfg_tc64k)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32k_tf32, float, gcr_cfg_tc32k)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32s_tf32, float, gcr_cfg_tc32s)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_tf32, float, gcr_cfg_tc32ks)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128d_tf32, float, gcr_cfg_tc128d)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64d_tf32, float, gcr_cfg_tc64d)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128kd_tf32, float, gcr_cfg_tc128kd)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_tf32, float, gcr_cfg_tc64kd)
 #endif
 #endif
