@@ -41,7 +41,8 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         w = snprintf(buf, n, "GCR_DIRECT_KERNEL(%s, %s)", name, T);
     } else if ((!strncmp(fam, "dw_", 3) && sfx == fam + 2) || (!strncmp(fam, "dwv_", 4) && sfx == fam + 3) ||
                (!strncmp(fam, "dwc_", 4) && sfx == fam + 3)) {
-        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, gcr_dwc_%s, %s)", dt, dt, dt, T); /* one macro, all three */
+        /* one macro makes all three entries */
+        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, gcr_dwc_%s, %s)", dt, dt, dt, T);
     } else {
         return -1;
     }
