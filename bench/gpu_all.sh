@@ -68,7 +68,8 @@ fi
 if has ab; then
   # A/B of kernels not yet picked by default, in one call on one GPU: the deep-pipeline tc tiles
   # (forced with conv_bench force=: d_ takes the first deep tile listed, the 64-wide one; 8kd_ the
-  # 128-wide implicit one) against the heuristic's picks on ResNet-50, and the channel-group
+  # 128-wide implicit one) against the heuristic's picks on ResNet-50, the small-channel tiles on the
+  # stems (force=c_: the 32-wide one, 4c_: the 64-wide one), and the channel-group
   # depthwise kernel against the shared-memory tile (a build with -DGCR_DW_CLASSIC=0) on MobileNet-v3
   t "ab: deep tiles, depthwise kernels"
   make -j16 BUILD=build-nc CFLAGS="-O2 -g -DGCR_DW_CLASSIC=0" build-nc/bench/conv_bench > "$R/ab_build.log" 2>&1 ||
@@ -76,6 +77,9 @@ if has ab; then
   for v in "build/bench/conv_bench net=resnet50 nhwc f16 head=0 32 128" \
            "build/bench/conv_bench net=resnet50 nhwc f16 head=0 force=d_ 32 128" \
            "build/bench/conv_bench net=resnet50 nhwc f16 head=0 force=8kd_ 32 128" \
+           "build/bench/conv_bench net=all nhwc f16 head=0 only=stem 1 32 128" \
+           "build/bench/conv_bench net=all nhwc f16 head=0 only=stem force=c_ 1 32 128" \
+           "build/bench/conv_bench net=all nhwc f16 head=0 only=stem force=4c_ 1 32 128" \
            "build/bench/conv_bench net=mnv3 nhwc f16 head=0 32 128" \
            "build-nc/bench/conv_bench net=mnv3 nhwc f16 head=0 32 128"; do
     echo "== $v" >> "$DEST/ab.txt"

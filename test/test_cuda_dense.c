@@ -2,9 +2,9 @@
  * the same random data: odd sizes, strides, padding, dilation, groups (depthwise too), 1x1, bias
  * on/off, NCHW / NHWC / channels-last (x and weights) / permuted / sliced inputs, f32 (1e-4) and
  * f16/bf16 (~1e-2); the tensor-core implicit GEMM for every tap shape; split-K at few output
- * tiles (and its run-to-run bit equality); the deep-pipeline tiles, forced; the batch broadcasts of
- * matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and the TF32 tile
- * (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
+ * tiles (and its run-to-run bit equality); the deep-pipeline and small-channel tiles, forced; the
+ * batch broadcasts of matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and
+ * the TF32 tile (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
 #include "gpu_compare.h"
 
 /* how an operand is laid out in memory; the logical values are the same in every case */
@@ -579,6 +579,38 @@ static void test_deep(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
+/* The small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte chunk,
+ * each tap padded to one, gathered element by element), reached only by forcing: RGB stems of
+ * MobileNet's and ResNet's shapes, odd channel counts, dilation, groups of 3, a partial 128-wide
+ * column tile; f16 and bf16 here, TF32 in test_tf32; plain and with hooks */
+static const conv_case stems[] = {
+    /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
+    {4, 3, 33, 33, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   /* 3x3 s2 into 16 (MobileNet's stem, smaller) */
+    {2, 3, 45, 45, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0},   /* 7x7 s2 p3 into 64 (ResNet's) */
+    {3, 5, 20, 20, 24, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1},   /* 5 channels, dilation 2 */
+    {2, 6, 17, 17, 40, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1},   /* 2 groups of 3 channels, 20 outputs each */
+    {2, 1, 30, 30, 136, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1},  /* 1 channel, 136 outputs: a partial 128 tile */
+};
+#define N_STEMS (int)(sizeof stems / sizeof stems[0])
+
+static void test_small_channels(void)
+{
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    for (int i = 0; i < N_STEMS; i++)
+        for (int d = 0; d < 2; d++) {
+            const conv_case *k = &stems[i];
+            const int og = k->O / k->groups;
+            conv_one(k, dts[d], L_CL);
+            conv_forced(k, dts[d], L_CL, "c_", 1);
+            conv_forced(k, dts[d], L_CL, "4c_", og > 32);
+            conv_forced(k, dts[d], L_CL, "8c_", og > 64);
+        }
+    gcr_cuda_dense_force(gpu, "c_");
+    hooked_conv_f16(&stems[0], L_CL); /* the prologue as the chunks are gathered */
+    hooked_conv_f16(&stems[3], L_CL); /* ... with each group's channel offset */
+    gcr_cuda_dense_force(gpu, NULL);
+}
+
 static void test_tf32(void)
 {
     gcr_ctx *exact = gpu, *t32 = h_ctx(GCR_DEVICE_CUDA);
@@ -621,6 +653,11 @@ static void test_tf32(void)
     }
     hooked_conv_one(&few_tiles[0], L_CL);
     splitk_repeat(&few_tiles[5], GCR_F32);
+    for (int i = 0; i < N_STEMS; i++) /* the small-channel tile in TF32: fewer than 4 channels per group */
+        conv_forced(&stems[i], GCR_F32, L_CL, "c_", stems[i].C / stems[i].groups < 4);
+    gcr_cuda_dense_force(gpu, "c_");
+    hooked_conv_one(&stems[1], L_CL);
+    gcr_cuda_dense_force(gpu, NULL);
     tf32_differs(exact, t32, &convs[16]);
     tf32_differs(exact, t32, &convs[18]);
     tf32_on = 0;
@@ -631,6 +668,7 @@ static void test_tf32(void)
 static void test_hooks(void) {}
 static void test_splitk(void) {}
 static void test_deep(void) {}
+static void test_small_channels(void) {}
 static void test_tf32(void) {}
 #endif
 
@@ -645,6 +683,7 @@ int main(void)
     RUN(test_hooks);
     RUN(test_splitk);
     RUN(test_deep);
+    RUN(test_small_channels);
     RUN(test_tf32);
     return close2();
 }

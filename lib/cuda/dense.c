@@ -249,6 +249,17 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         int i = add_tactic(p, name, (a->M + 127) / 128, (a->N + bn - 1) / bn, z, 1);
         if (i >= 0) p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
     }
+    /* the small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte
+     * chunk, e.g. an RGB stem, each tap padded to a chunk, gathered element by element): x and
+     * weights channels-last, nothing else asked of them; not yet run on a GPU either */
+    const int64_t taps = a->KH * a->KW;
+    if (GCR_DENSE_TC && (tc || tf32) && a->M > 8 && a->K % taps == 0 && a->K / taps < ch && a->xs[1] == 1 &&
+        a->ws[1] == 1)
+        for (int bn = 32; bn <= 128; bn *= 2) {
+            if (bn > 32 && a->N <= bn / 2) break;
+            snprintf(name, sizeof name, "gcr_dense_tc%dc_%s", bn, tf32 ? "tf32" : sfx);
+            add_tactic(p, name, (a->M + 127) / 128, (a->N + bn - 1) / bn, z, 1);
+        }
 }
 
 /* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the

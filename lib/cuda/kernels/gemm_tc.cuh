@@ -25,6 +25,10 @@
  *   chunk is zero-filled by cp.async when the tap falls in the padding), B at w[col, ky, kx, c..].
  *   Each thread's chunks share one k per tile (its t % (BK/EPC)), so the tap decode is one
  *   division per tile per thread.
+ *   4 implicit GEMM for convs with fewer channels per group than a chunk holds (an RGB stem: C 3):
+ *   as 3, with every tap padded to EPC channels (k = tap*EPC + c, K' = KH*KW*EPC; the padding's
+ *   products are zeros), and the chunks gathered element by element (C of them, any alignment)
+ *   through registers for both A and B, the prologue applied as they are gathered.
  * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these.
  * Split-K (p.ksplit > 1, every layout): where the output tiles are fewer than the SMs (batch 1, the
  * 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of k tiles; they meet in
@@ -38,7 +42,8 @@
  * Kernels: gcr_dense_tc{128,64,32}[n|e|k]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2,
  * k = AT 3; gcr_dense_tc{128,64,32}[k]_tf32 (f32 programs built with GCR_TF32 defined); the split-K
  * tiles gcr_dense_tc32[k]s_{f16,bf16,tf32} (AT 0 and 3, 128 x 32); the deep-pipeline tiles
- * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory). */
+ * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory); the small-channel
+ * tiles gcr_dense_tc{128,64,32}c_{f16,bf16,tf32} (AT 4). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
@@ -66,6 +71,25 @@ template <typename T, class Pro> __device__ __forceinline__ uint4 gcr_tc_pro_chu
         return u.q;
     } else {
         return gcr_dn_pro8<T>(q, pro, n, c);
+    }
+}
+
+/* AT 4: a 16-byte chunk of n (< a chunk) consecutive elements at q, through the prologue when pre
+ * (image img, channels c0 + j), the rest of the chunk 0; read element by element (any alignment) */
+template <typename T, class Pro>
+__device__ __forceinline__ uint4 gcr_tc_gather(const T *q, int n, Pro &pro, bool pre, int img, int c0)
+{
+    if constexpr (sizeof(typename gcr_tc_elem<T>::t) == 4) {
+        union { uint4 q; float f[4]; } u;
+#pragma unroll
+        for (int j = 0; j < 4; j++) u.f[j] = j < n ? (pre ? pro(q[j], img, c0 + j) : q[j]) : 0.0f;
+        return u.q;
+    } else {
+        union { uint4 q; unsigned short h[8]; } u;
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            u.h[j] = j >= n ? (unsigned short)0 : pre ? gcr_dn_bits16(pro(gcr_dn_tof(q[j]), img, c0 + j), (T *)0) : q[j].u;
+        return u.q;
     }
 }
 
@@ -101,6 +125,10 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4)> gcr_cfg_tc32k;
  * the main loop, which the unsplit tiles' register budgets would pay for in spills */
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(4), 1> gcr_cfg_tc32s;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4), 1> gcr_cfg_tc32ks;
+/* small-channel implicit GEMM (AT 4: stems) */
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 4, 2> gcr_cfg_tc128c;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 4, GCR_TC_MB(3)> gcr_cfg_tc64c;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 4, GCR_TC_MB(4)> gcr_cfg_tc32c;
 /* deep pipelines (DYN 1): GCR_TC_DEEP_ST stages of operand tiles in dynamic shared memory (80 KB
  * for 128 x 128 at 4 stages, past the 48 KB of static shared memory that keeps the 128-wide tiles
  * above at 2 stages), so more k tiles are in flight while one is multiplied; k-contiguous (d) and
@@ -180,7 +208,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     typedef typename gcr_tc_elem<T>::t E;
     enum { TF32 = sizeof(E) == 4, EPC = 16 / (int)sizeof(E) }; /* EPC: elements per 16-byte chunk */
-    static_assert(!TF32 || CFG::AT == 0 || CFG::AT == 3, "the TF32 tile has the channel-contiguous A layouts only");
+    static_assert(!TF32 || CFG::AT == 0 || CFG::AT >= 3, "the TF32 tile has the channel-contiguous A layouts only");
     enum { BM = CFG::BM, BN = CFG::BN, BK = CFG::BK_BYTES / (int)sizeof(E), ST = CFG::ST, AT = CFG::AT, NT = CFG::THREADS };
     enum { KS = TF32 ? 8 : 16 }; /* k per mma */
     enum { TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
@@ -235,8 +263,12 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     /* this thread's chunks: fixed rows / columns, k advancing by BK per tile */
     const T *pa[NCA];
     int ka[NCA], na[NCA], la[NCA]; /* chunk's k within the tile, image, smem row/col; na < 0: out of range */
-    int iy0[AT == 3 ? NCA : 1] = {}, ix0[AT == 3 ? NCA : 1] = {}; /* AT 3: the row's top-left input tap */
-    const int C = AT == 3 ? K / (int)(p.KH * p.KW) : K; /* channels per tap */
+    enum { IMP = AT == 3 || AT == 4 }; /* implicit GEMM: A by taps of channels-last x */
+    int iy0[IMP ? NCA : 1] = {}, ix0[IMP ? NCA : 1] = {}; /* the row's top-left input tap */
+    /* channels per tap: C of x's (C0 of them real in AT 4, where a tap is padded to a chunk); KK:
+     * the k the tiles run over (AT 4: every tap a whole chunk) */
+    const int C0 = IMP ? K / (int)(p.KH * p.KW) : K, C = AT == 4 ? EPC : C0;
+    const int KK = AT == 4 ? (int)(p.KH * p.KW) * EPC : K;
 #pragma unroll
     for (int i = 0; i < NCA; i++) {
         int e = t + i * NT;
@@ -266,11 +298,11 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             la[i] = rl;
             na[i] = -1;
             pa[i] = x;
-            if constexpr (AT == 3) iy0[i] = ix0[i] = GCR_DN_OUT;
+            if constexpr (IMP) iy0[i] = ix0[i] = GCR_DN_OUT;
             if (r < M) {
                 int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
                 na[i] = n;
-                if constexpr (AT == 3) { /* the row's top-left tap, maybe in the padding */
+                if constexpr (IMP) { /* the row's top-left tap, maybe in the padding */
                     iy0[i] = oy * (int)p.sh - (int)p.ph;
                     ix0[i] = ox * (int)p.sw - (int)p.pw;
                     pa[i] = x + n * p.xs[0] + (long long)iy0[i] * p.xs[2] + (long long)ix0[i] * p.xs[3];
@@ -288,7 +320,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     auto tap_of = [&](int kt) -> tapoff {
         tapoff o;
         const int k = kt * BK + (t % (BK / EPC)) * EPC;
-        if (k >= K) {
+        if (k >= KK) {
             o.a = o.b = 0;
             o.dy = o.dx = GCR_DN_OUT;
             o.c = 0;
@@ -347,7 +379,24 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         stage &s = sg[kt % ST];
         const int k0 = kt * BK;
         tapoff o;
-        if constexpr (AT == 3) o = tap_of(kt);
+        if constexpr (IMP) o = tap_of(kt);
+        if constexpr (AT == 4) { /* C0 elements per chunk through registers, the rest of it 0 */
+#pragma unroll
+            for (int i = 0; i < NCA; i++) {
+                const bool ok = in_img(i, o);
+                *(uint4 *)&s.a[la[i]][ka[i]] = gcr_tc_gather<T>(ok ? pa[i] + o.a : x, ok ? C0 : 0, pro,
+                                                                !GCR_PROLOGUE_IDENTITY, na[i] + zn, zc);
+            }
+#pragma unroll
+            for (int i = 0; i < NCB; i++) {
+                const int e = t + i * NT;
+                const bool ok = okb[i] && o.dy != GCR_DN_OUT;
+                if (e < B_CH)
+                    *(uint4 *)&s.b[e / (BK / EPC)][kb[i]] =
+                        gcr_tc_gather<T>(ok ? pb[i] - kb[i] + o.b : w, ok ? C0 : 0, pro, false, 0, 0);
+            }
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
             void *dst = TM ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
@@ -376,13 +425,13 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         tapoff o;
         if constexpr (AT == 3) o = tap_of(kt);
 #pragma unroll
-        for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
+        for (int i = 0; i < (AT == 2 || AT == 4 ? 0 : NCA); i++) { /* AT 4 applies it as it gathers */
             if (na[i] < 0 || k0 + ka[i] >= K) continue;
             if constexpr (AT == 3) { /* EPC channels of one tap; the padding stays 0 */
                 if (!in_img(i, o)) continue;
                 uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
                 *q = gcr_tc_pro_chunk<T>(*q, pro, na[i] + zn, o.c + zc);
-            } else if constexpr (AT != 0) { /* 8 pixels of one channel */
+            } else if constexpr (TM) { /* 8 pixels of one channel */
                 union { uint4 q; T h[8]; } u;
                 u.q = *(uint4 *)&s.a[ka[i]][la[i]];
                 const int c = k0 + ka[i] + zc, n = na[i] + zn;
@@ -401,7 +450,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     const int warp = t >> 5, lane = t & 31;
     const int wm = warp / CFG::WN, wr = wm * TWM, wc = (warp % CFG::WN) * TWN;
     /* this block's k tiles [k_lo, k_hi): all of them, or its split's */
-    const int nk = (K + BK - 1) / BK, k_lo = ks > 1 ? split * (int)p.kchunk : 0;
+    const int nk = (KK + BK - 1) / BK, k_lo = ks > 1 ? split * (int)p.kchunk : 0;
     const int k_hi = ks > 1 ? min(nk, k_lo + (int)p.kchunk) : nk;
 
 #pragma unroll
@@ -417,7 +466,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
     for (int kt = k_lo; kt < k_hi; kt++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
-        if (AT != 2 && !GCR_PROLOGUE_IDENTITY) prologue(kt);
+        if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(kt);
         __syncthreads(); /* tile kt is in; every warp is done with tile kt - 1, whose stage refills now */
         const bool more = kt + ST - 1 < k_hi;
         if (more) issue(kt + ST - 1);
@@ -557,7 +606,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128d_##SFX, T, gcr_cfg_tc128d)                                         \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64d_##SFX, T, gcr_cfg_tc64d)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128kd_##SFX, T, gcr_cfg_tc128kd)                                       \
-    GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_##SFX, T, gcr_cfg_tc64kd)
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_##SFX, T, gcr_cfg_tc64kd)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128c_##SFX, T, gcr_cfg_tc128c)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64c_##SFX, T, gcr_cfg_tc64c)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_##SFX, T, gcr_cfg_tc32c)
 
 #endif /* GCR_GEMM_TC_CUH */
 
@@ -582,5 +634,8 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc128d_tf32, float, gcr_cfg_tc128d)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64d_tf32, float, gcr_cfg_tc64d)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128kd_tf32, float, gcr_cfg_tc128kd)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_tf32, float, gcr_cfg_tc64kd)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128c_tf32, float, gcr_cfg_tc128c)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64c_tf32, float, gcr_cfg_tc64c)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_tf32, float, gcr_cfg_tc32c)
 #endif
 #endif
