@@ -211,7 +211,9 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         const int64_t ks = (at == 0 || at == 3) && (wide < 0 || wide_tiles < 2 * sms) ? split_ways(stiles, nk, sbn, sms) : 0;
         float *part;
         gcr_u32 *sem;
-        if (ks > 1 && gcr_cuda_splitk_ws(ctx, &part, &sem)) {
+        /* the workspace (16 MB) is made for a split the heuristic takes, or one GCR_AUTOTUNE may
+         * time; a mere candidate under heuristics uses it only if an earlier problem made it */
+        if (ks > 1 && gcr_cuda_splitk_ws(ctx, wide < 0 || ctx->knobs.autotune == 1, &part, &sem)) {
             snprintf(name, sizeof name, "gcr_dense_tc%d%ss_%s", (int)sbn, ats, tf32 ? "tf32" : sfx);
             int i = add_tactic(p, name, trows * ks, (a->N + sbn - 1) / sbn, z, ks);
             if (i >= 0 && p->def < 0) p->def = i;

@@ -55,12 +55,13 @@ const char *gcr_cuda_last_kernel(gcr_ctx *ctx);
 const char *gcr_cuda_dense_last(gcr_ctx *ctx);
 
 /* The split-K workspace (scratch.c): GCR_CUDA_SPLITK_BYTES of f32 partials and one counter per
- * output tile for GCR_CUDA_SPLITK_TILES tiles, allocated on the first call and kept until the ctx
- * is destroyed (gcr_cuda_scratch_fini), so graphs may hold its address. 1 and the two pointers, or
- * 0 where it cannot be allocated (the ctx's error state untouched: split-K is then not offered). */
+ * output tile for GCR_CUDA_SPLITK_TILES tiles, allocated on the first call with make set and kept
+ * until the ctx is destroyed (gcr_cuda_scratch_fini), so graphs may hold its address. 1 and the two
+ * pointers, or 0 where it does not exist (make 0) or cannot be allocated (the ctx's error state
+ * untouched: split-K is then not offered). */
 #define GCR_CUDA_SPLITK_BYTES ((size_t)16 << 20)
 #define GCR_CUDA_SPLITK_TILES 65536
-int gcr_cuda_splitk_ws(gcr_ctx *ctx, float **part, gcr_u32 **sem);
+int gcr_cuda_splitk_ws(gcr_ctx *ctx, int make, float **part, gcr_u32 **sem);
 
 /* Runs the dense engine on a filled args block: x, w, out, bias (may be NULL) of dtype dt. */
 gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w,

@@ -22,11 +22,12 @@ static struct gcr_cuda_scratch *scratch(gcr_ctx *ctx)
     return st->scratch;
 }
 
-int gcr_cuda_splitk_ws(gcr_ctx *ctx, float **part, gcr_u32 **sem)
+int gcr_cuda_splitk_ws(gcr_ctx *ctx, int make, float **part, gcr_u32 **sem)
 {
     struct gcr_cuda_scratch *w = scratch(ctx);
     if (!w) return 0;
     if (!w->part) {
+        if (!make) return 0;
         float *p = NULL;
         gcr_u32 *s = NULL;
         cudaError_t e = cudaMalloc((void **)&p, GCR_CUDA_SPLITK_BYTES);
