@@ -8,7 +8,7 @@
 #   STAGES="build torch test" bash bench/gpu_all.sh     second call (~9 min; same GPU kind)
 #   python3 bench/mobilenet_table.py page.md "GPU" "commands" "gcr nhwc, PyTorch nchw" gcr.jsonl torch.jsonl
 #
-# stages: build (make all bench tests) · ab (A/B of kernels not yet on by default, ab.txt) · cold (cold start, f32 and f16 b1: process start to the first
+# stages: build (make all bench tests) · ab (A/B of kernels not yet on by default: ab.txt, ab.md) · cold (cold start, f32 and f16 b1: process start to the first
 # replayed result with an empty then a warm kernel cache, before anything else has compiled on the
 # machine) · dense (test_cuda_dense, fresh kernel cache) · gcr (gcr only: NHWC, f32 exact and
 # GCR_TF32=1, f16, batches 1 8 32 128) · torch (PyTorch only: NCHW
@@ -87,6 +87,7 @@ if has ab; then
     echo "$v" | tee -a "$LOG"
     grep -E "total" "$DEST/ab.txt" | tail -2 | tee -a "$LOG"
   done
+  python3 bench/ab_table.py "$DEST/ab.txt" > "$DEST/ab.md" 2>&1 # per layer, each run against the block's first
 fi
 if has micro; then
   t micro
