@@ -27,7 +27,7 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
     const char *T = !strcmp(sfx, "_f32") || !strcmp(sfx, "_tf32") ? "float"
                     : !strcmp(sfx, "_f16") ? "gcr_dn_f16" : !strcmp(sfx, "_bf16") ? "gcr_dn_bf16" : NULL;
     if (!T) return -1;
-    const char *fam = name + 4, *dt = sfx + 1;
+    const char *fam = name + 4;
     int w;
     if (!strncmp(fam, "dense_", 6)) { /* gcr_dense_<cfg>_<dt>: its config type is gcr_cfg_<cfg> */
         const char *cfg = fam + 6;
@@ -39,10 +39,10 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         w = snprintf(buf, n, "GCR_GEMV_KERNEL(%s, %s)", name, T);
     } else if (!strncmp(fam, "direct_", 7) && sfx == fam + 6) {
         w = snprintf(buf, n, "GCR_DIRECT_KERNEL(%s, %s)", name, T);
-    } else if ((!strncmp(fam, "dw_", 3) && sfx == fam + 2) || (!strncmp(fam, "dwv_", 4) && sfx == fam + 3) ||
-               (!strncmp(fam, "dwc_", 4) && sfx == fam + 3)) {
-        /* one macro makes all three entries */
-        w = snprintf(buf, n, "GCR_DW_KERNEL(gcr_dw_%s, gcr_dwv_%s, gcr_dwc_%s, %s)", dt, dt, dt, T);
+    } else if (!strncmp(fam, "dw_", 3) && sfx == fam + 2) {
+        w = snprintf(buf, n, "GCR_DW1_KERNEL(%s, %s)", name, T);
+    } else if ((!strncmp(fam, "dwv_", 4) || !strncmp(fam, "dwc_", 4)) && sfx == fam + 3) {
+        w = snprintf(buf, n, "GCR_DW%c_KERNEL(%s, %s)", fam[2] == 'v' ? 'V' : 'C', name, T);
     } else {
         return -1;
     }

@@ -19,7 +19,8 @@
  * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile), gcr_dwc_{f32,f16,bf16}
  * (depthwise, channels-last channel groups) and gcr_direct_{f32,f16,bf16}
  * (short reductions: the stem); GCR_DTYPE_ONLY keeps one dtype, GCR_NO_DEFAULT_KERNELS none (then
- * instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL / GCR_DIRECT_KERNEL). */
+ * instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL (or one entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL,
+ * GCR_DWC_KERNEL) / GCR_DIRECT_KERNEL). */
 #ifndef GCR_CONV_CUH
 #define GCR_CONV_CUH
 
@@ -566,7 +567,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 #ifndef GCR_DWT_MINB
 #define GCR_DWT_MINB 2
 #endif
-#define GCR_DW_KERNEL(NAME, VNAME, CNAME, T)                                                               \
+#define GCR_DW1_KERNEL(NAME, T)                                                                            \
     extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
         NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
@@ -579,7 +580,9 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         else if (sq == 5 && p.sw == 1) gcr_dw_tile<5, 1, T>(p, x, w, pro, epi);                            \
         else if (sq == 5) gcr_dw_tile<5, 2, T>(p, x, w, pro, epi);                                         \
         else gcr_dw_body<0, unsigned, T>(p, x, w, pro, epi);                                               \
-    }                                                                                                      \
+    }
+
+#define GCR_DWV_KERNEL(VNAME, T)                                                                           \
     extern "C" __global__ void __launch_bounds__(GCR_DWT_THREADS, GCR_DWT_MINB)                            \
         VNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
@@ -594,7 +597,9 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         else if (sq == 7 && p.sw == 1) gcr_dw_tiled<7, 1, T>(p, x, w, out, bias, sm, pro, epi);            \
         else if (sq == 7) gcr_dw_tiled<7, 2, T>(p, x, w, out, bias, sm, pro, epi);                         \
         else gcr_dw_tiled<0, 0, T>(p, x, w, out, bias, sm, pro, epi);                                      \
-    }                                                                                                      \
+    }
+
+#define GCR_DWC_KERNEL(CNAME, T)                                                                           \
     extern "C" __global__ void __launch_bounds__(256, GCR_DW_MINB)                                         \
         CNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
@@ -607,6 +612,9 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         else if (p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);                              \
         else gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                             \
     }
+
+/* all three entries of one dtype (the default kernels); a hooked program takes only the one it runs */
+#define GCR_DW_KERNEL(NAME, VNAME, CNAME, T) GCR_DW1_KERNEL(NAME, T) GCR_DWV_KERNEL(VNAME, T) GCR_DWC_KERNEL(CNAME, T)
 
 #endif /* GCR_CONV_CUH */
 
