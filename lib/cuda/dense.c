@@ -111,9 +111,10 @@ static const char *tactic_id(const gcr_cuda_tactic *t, char *buf, size_t n)
 }
 
 /* Split-K for the tensor-core tile of bn columns with `tiles` output tiles over nk k tiles: about
- * two blocks per SM in all (so each SM has a second block to overlap loads with), every split at
- * least 4 k tiles and at most 8 splits (the last block of a tile reads every split's partials back,
- * a round of L2 latency each), the partials within the ctx's workspace. 0: no split worth having. */
+ * two blocks per SM in all (so each SM has a second block to overlap loads with), at least 4 k tiles
+ * a split (the last one may have fewer, never none) and at most 8 splits (the last block of a tile
+ * reads every split's partials back, a round of L2 latency each), the partials within the ctx's
+ * workspace. 0: no split worth having. */
 static int64_t split_ways(int64_t tiles, int64_t nk, int64_t bn, int64_t sms)
 {
     if (tiles <= 0 || tiles > GCR_CUDA_SPLITK_TILES) return 0;
@@ -211,9 +212,10 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         const int64_t ks = (at == 0 || at == 3) && (wide < 0 || wide_tiles < 2 * sms) ? split_ways(stiles, nk, sbn, sms) : 0;
         float *part;
         gcr_u32 *sem;
-        /* the workspace (16 MB) is made for a split the heuristic takes, or one GCR_AUTOTUNE may
-         * time; a mere candidate under heuristics uses it only if an earlier problem made it */
-        if (ks > 1 && gcr_cuda_splitk_ws(ctx, wide < 0 || ctx->knobs.autotune == 1, &part, &sem)) {
+        /* the workspace (16 MB) is made for a split the heuristic takes, one GCR_AUTOTUNE may time
+         * or a test may force; a mere candidate under heuristics uses it only if it exists */
+        const int make = wide < 0 || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
+        if (ks > 1 && gcr_cuda_splitk_ws(ctx, make, &part, &sem)) {
             snprintf(name, sizeof name, "gcr_dense_tc%d%ss_%s", (int)sbn, ats, tf32 ? "tf32" : sfx);
             int i = add_tactic(p, name, trows * ks, (a->N + sbn - 1) / sbn, z, ks);
             if (i >= 0 && p->def < 0) p->def = i;

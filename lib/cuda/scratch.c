@@ -3,15 +3,16 @@
  * Each part is made on its first use and kept until the ctx goes: a captured CUDA Graph holds its
  * address in kernel parameters, so it never moves, shrinks or returns to the allocator (a block
  * handed back during a capture would be given to a later tensor, which every replay then
- * overwrote). One copy serves every kernel of the ctx, since they run one after the other on its
+ * overwrote). cudaMalloc is no stream operation, so a graph being captured (relaxed mode) gains no
+ * node for it. One copy serves every kernel of the ctx, since they run one after the other on its
  * one stream: kernels that overlap (programmatic dependent launch lets a kernel start before its
- * predecessor ends) must not share it, as split-K's counters and partials are per launch. cudaMalloc and cudaMemset, not the ctx stream: a graph being captured (relaxed mode,
- * a non-blocking stream) gains no node for them. */
+ * predecessor ends) must not share it, as split-K's counters and partials are per launch. */
 #include "dense.h"
 
 struct gcr_cuda_scratch {
     float *part;  /* [GCR_CUDA_SPLITK_BYTES / 4] */
     gcr_u32 *sem; /* [GCR_CUDA_SPLITK_TILES], all 0 between kernels */
+    int sem_zeroed; /* a memset of sem has been queued on the ctx stream outside any capture */
     double *red;  /* [GCR_CUDA_RED_PARTS] */
 };
 
@@ -32,7 +33,6 @@ int gcr_cuda_splitk_ws(gcr_ctx *ctx, int make, float **part, gcr_u32 **sem)
         gcr_u32 *s = NULL;
         cudaError_t e = cudaMalloc((void **)&p, GCR_CUDA_SPLITK_BYTES);
         if (e == cudaSuccess) e = cudaMalloc((void **)&s, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32));
-        if (e == cudaSuccess) e = cudaMemset(s, 0, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32));
         if (e != cudaSuccess) { /* no split-K for this ctx's problems: the engine's other tactics */
             cudaFree(p);
             cudaFree(s);
@@ -41,6 +41,22 @@ int gcr_cuda_splitk_ws(gcr_ctx *ctx, int make, float **part, gcr_u32 **sem)
         }
         w->part = p;
         w->sem = s;
+    }
+    /* The counters start at 0 only after a memset ordered before the kernels that count: on the
+     * ctx stream (the default stream's cudaMemset is not ordered with a non-blocking stream). While
+     * the stream captures, the memset becomes a node of that graph, ahead of its split-K kernels
+     * (harmless at each replay: they leave the counters 0), and later calls queue another until one
+     * is issued outside a capture, after which every kernel on the stream finds them 0. */
+    if (!w->sem_zeroed) {
+        cudaStream_t st = gcr_cuda_st(ctx)->stream;
+        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        cudaError_t e = cudaStreamIsCapturing(st, &cs);
+        if (e == cudaSuccess) e = cudaMemsetAsync(w->sem, 0, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32), st);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return 0;
+        }
+        w->sem_zeroed = cs == cudaStreamCaptureStatusNone;
     }
     *part = w->part;
     *sem = w->sem;
