@@ -96,9 +96,13 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     void *yp = gcr_tensor_data(out);
     const int sms = gcr_cuda_sm_count(ctx);
     int threads = 256;
-    /* channels-last input and output: the tile, at every batch (its geometry adapts), with 16-byte
-     * loads where channels, strides and pointers allow; the tile's indices are 64-bit where they
-     * can pass 2^31 (element offsets, the tile count) */
+    /* 3x3 / 5x5 taps at column stride 1 or 2, fewer than 2^31 outputs: the shapes of the channel-group
+     * kernel and of the NCHW kernel's 4-outputs-per-thread path */
+    const int taps35 = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) &&
+                       a.total < (1LL << 31);
+    /* channels-last input and output: the channel-group kernel where it applies, else the tile
+     * (its geometry adapts to the batch), with 16-byte loads where channels, strides and pointers
+     * allow; the tile's indices are 64-bit where they can pass 2^31 (element offsets, tile count) */
     const int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
     if (GCR_DW_VEC && a.c_fast && a.xs[1] == 1) {
         a.tvec = a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 && a.xs[3] % vc == 0 && a.ys[0] % vc == 0 &&
@@ -106,8 +110,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
         /* the channel-group kernel: 3x3/5x5, column stride 1/2, 16-byte vectors, at most 65535
          * blocks of 32 channel groups (grid y), and a thread per 2 outputs x 16 bytes for at least
          * 512 threads per SM (at batch 1 the tile's small tiles fill the device better) */
-        const int classic = GCR_DW_CLASSIC && a.tvec && a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 &&
-                            (a.sw == 1 || a.sw == 2) && a.C / vc <= 65535LL * 32 && a.total < (1LL << 31) &&
+        const int classic = GCR_DW_CLASSIC && a.tvec && taps35 && a.C / vc <= 65535LL * 32 &&
                             a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)sms * 512;
         const char *force = gcr_cuda_st(ctx)->dense_force; /* tests: "dwv" keeps these on the tile */
         if (classic && !(force && strstr(force, "dwv"))) a.c_fast = 3;
@@ -130,8 +133,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
         return gcr_cuda_hooked_launch(ctx, k, (unsigned)blocks, 1, 1, (unsigned)threads, 0, std, 5, h);
     }
     /* gcr_dw_tile's 4-outputs-per-thread path needs a quarter of the threads */
-    int tile = a.KH == a.KW && (a.KH == 3 || a.KH == 5) && a.dw == 1 && (a.sw == 1 || a.sw == 2) && a.total < (1LL << 31);
-    int64_t work = tile ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
+    int64_t work = taps35 ? a.N * a.C * a.OH * ((a.OW + 3) / 4) : a.total;
     int64_t blocks = (work + 255) / 256, cap = (int64_t)sms * 16;
     return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, 0, std, 5, h);
 }

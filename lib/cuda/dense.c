@@ -97,9 +97,20 @@ static int add_tactic(dense_plan *p, const char *name, int64_t gx, int64_t gy, i
 {
     if (p->n == GCR_CUDA_TUNE_MAX || gy > 65535 || gx > 0x7fffffff) return -1;
     gcr_cuda_tactic *t = &p->t[p->n];
-    *t = (gcr_cuda_tactic){.gx = (unsigned)gx, .gy = (unsigned)gy, .gz = (unsigned)z, .threads = 256, .ks = (unsigned)ks};
+    *t = (gcr_cuda_tactic){
+        .gx = (unsigned)gx, .gy = (unsigned)gy, .gz = (unsigned)z, .threads = 256, .ks = (unsigned)ks};
     snprintf(t->name, sizeof t->name, "%s", name);
     return p->n++;
+}
+
+/* adds the tensor-core tile gcr_dense_tc<bn><kind>_<sfx> over a's row tiles of 128, each split ks
+ * ways along k (1: none); returns its index or -1 */
+static int add_tc(dense_plan *p, int bn, const char *kind, const char *sfx, const gcr_dense_args *a, int64_t z,
+                  int64_t ks)
+{
+    char name[48];
+    snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", bn, kind, sfx);
+    return add_tactic(p, name, (a->M + 127) / 128 * ks, (a->N + bn - 1) / bn, z, ks);
 }
 
 /* A tactic's name for forcing and reports: the kernel's, plus "/s<ks>" when split along k. */
@@ -136,7 +147,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
     for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
     int tc = dt != GCR_F32 && gcr_cuda_arch(ctx) >= 80;
     int64_t sms = gcr_cuda_sm_count(ctx);
-    const char *sfx = gcr_cuda_dt_suffix(dt);
+    const char *sfx = gcr_cuda_dt_suffix(dt), *tsfx = tf32 ? "tf32" : sfx; /* the tc tiles' suffix */
     p->dt = dt;
     p->tf32 = tf32;
     p->n = 0;
@@ -200,8 +211,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         for (int bn = 32; bn <= 128; bn *= 2) {
             if (bn > 32 && a->N <= bn / 2) break; /* a wider tile than N needs */
             const int64_t tiles = trows * ((a->N + bn - 1) / bn) * z;
-            snprintf(name, sizeof name, "gcr_dense_tc%d%s_%s", bn, ats, tf32 ? "tf32" : sfx);
-            int i = add_tactic(p, name, trows, (a->N + bn - 1) / bn, z, 1);
+            int i = add_tc(p, bn, ats, tsfx, a, z, 1);
             if (i >= 0 && tiles >= sms) {
                 wide = i;
                 wide_tiles = tiles;
@@ -209,15 +219,15 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         }
         if (wide >= 0 && p->def < 0) p->def = wide;
         const int64_t sbn = 32, stiles = trows * ((a->N + sbn - 1) / sbn) * z;
-        const int64_t ks = (at == 0 || at == 3) && (wide < 0 || wide_tiles < 2 * sms) ? split_ways(stiles, nk, sbn, sms) : 0;
+        const int64_t ks =
+            (at == 0 || at == 3) && (wide < 0 || wide_tiles < 2 * sms) ? split_ways(stiles, nk, sbn, sms) : 0;
         float *part;
         gcr_u32 *sem;
         /* the workspace (16 MB) is made for a split the heuristic takes, one GCR_AUTOTUNE may time
          * or a test may force; a mere candidate under heuristics uses it only if it exists */
         const int make = wide < 0 || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
         if (ks > 1 && gcr_cuda_splitk_ws(ctx, make, &part, &sem)) {
-            snprintf(name, sizeof name, "gcr_dense_tc%d%ss_%s", (int)sbn, ats, tf32 ? "tf32" : sfx);
-            int i = add_tactic(p, name, trows * ks, (a->N + sbn - 1) / sbn, z, ks);
+            int i = add_tc(p, (int)sbn, at == 3 ? "ks" : "s", tsfx, a, z, ks);
             if (i >= 0 && p->def < 0) p->def = i;
             p->part = part;
             p->sem = sem;
@@ -249,8 +259,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
     const int deep = (at == 0 || at == 3) && a->M > 8;
     for (int bn = 64; bn <= 128 && deep; bn *= 2) {
         if (bn == 128 && a->N <= 64) break; /* a wider tile than N needs */
-        snprintf(name, sizeof name, "gcr_dense_tc%d%sd_%s", bn, at == 3 ? "k" : "", tf32 ? "tf32" : sfx);
-        int i = add_tactic(p, name, (a->M + 127) / 128, (a->N + bn - 1) / bn, z, 1);
+        int i = add_tc(p, bn, at == 3 ? "kd" : "d", tsfx, a, z, 1);
         if (i >= 0) p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
     }
     /* the small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte
@@ -260,9 +269,8 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
     if (GCR_DENSE_TC && (tc || tf32) && a->M > 8 && a->K % taps == 0 && a->K / taps < ch && a->xs[1] == 1 &&
         a->ws[1] == 1)
         for (int bn = 32; bn <= 128; bn *= 2) {
-            if (bn > 32 && a->N <= bn / 2) break;
-            snprintf(name, sizeof name, "gcr_dense_tc%dc_%s", bn, tf32 ? "tf32" : sfx);
-            add_tactic(p, name, (a->M + 127) / 128, (a->N + bn - 1) / bn, z, 1);
+            if (bn > 32 && a->N <= bn / 2) break; /* a wider tile than N needs */
+            add_tc(p, bn, "c", tsfx, a, z, 1);
         }
 }
 
@@ -291,6 +299,16 @@ static int64_t span(const int64_t *ext, const int64_t *st, int nd, const gcr_den
     return s;
 }
 
+/* Launches tactic t of plan p, its kernel k, on the operands (h: the hooks, may be NULL). */
+static gcr_status launch_tactic(gcr_ctx *ctx, const dense_plan *p, const gcr_cuda_tactic *t, gcr_cuda_fn *k,
+                                const void *x, const void *w, void *out, const void *bias, const gcr_cuda_hooks *h)
+{
+    if (t->ks > 1) GCR_TRY(gcr_cuda_splitk_zeroed(ctx));
+    gcr_dense_args v = tactic_args(p, t);
+    void *std[] = {&v, &x, &w, &out, &bias};
+    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, h);
+}
+
 /* GCR_AUTOTUNE runs a tactic's eager kernel (no hooks, no bias) on scratch operands */
 static gcr_status run_tactic(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void *x, void *w, void *out)
 {
@@ -298,10 +316,7 @@ static gcr_status run_tactic(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, 
     gcr_cuda_hooks eh = {.tf32 = p->tf32};
     gcr_cuda_fn *k;
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", p->dt, &eh, t->name, &k));
-    gcr_dense_args v = tactic_args(p, t);
-    const void *bias = NULL;
-    void *std[] = {&v, &x, &w, &out, &bias};
-    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, NULL);
+    return launch_tactic(ctx, p, t, k, x, w, out, NULL, NULL);
 }
 
 /* The tactic to run: a test's forced one (gcr_cuda_dense_force) when legal, else the choice of
@@ -318,6 +333,9 @@ static int dense_choose(gcr_ctx *ctx, dense_plan *p)
     const gcr_dense_args *a = &p->v;
     /* one candidate, or an empty problem (a graph's program fetched for a binding with no rows) */
     if (p->n_tune < 2 || a->M <= 0 || a->OH * a->OW <= 0 || a->N <= 0) return p->def;
+    /* heuristics only: the pick answers def (and counts it) without a key, so build none */
+    if (ctx->knobs.autotune != 1)
+        return gcr_cuda_tune_pick(ctx, NULL, 0, p->t, p->n_tune, p->def, 0, 0, 0, run_tactic, p);
     int64_t N = a->M / (a->OH * a->OW), C = a->K / (a->KH * a->KW), es = gcr_dtype_size(p->dt);
     int64_t iy = a->H < (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1 ? a->H : (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1;
     int64_t ix = a->W < (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1 ? a->W : (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1;
@@ -357,7 +375,5 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *
     gcr_cuda_fn *k;
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, t->name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
-    gcr_dense_args v = tactic_args(&p, t);
-    void *std[] = {&v, &x, &w, &out, &bias};
-    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, h);
+    return launch_tactic(ctx, &p, t, k, x, w, out, bias, h);
 }

@@ -62,6 +62,9 @@ const char *gcr_cuda_dense_last(gcr_ctx *ctx);
 #define GCR_CUDA_SPLITK_BYTES ((size_t)16 << 20)
 #define GCR_CUDA_SPLITK_TILES 65536
 int gcr_cuda_splitk_ws(gcr_ctx *ctx, int make, float **part, gcr_u32 **sem);
+/* Before a launch that counts on the workspace's counters: orders their zeroing ahead of it on the
+ * ctx stream until a zeroing has been queued outside any capture (scratch.c says how). */
+gcr_status gcr_cuda_splitk_zeroed(gcr_ctx *ctx);
 
 /* Runs the dense engine on a filled args block: x, w, out, bias (may be NULL) of dtype dt. */
 gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w,

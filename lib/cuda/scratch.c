@@ -42,25 +42,28 @@ int gcr_cuda_splitk_ws(gcr_ctx *ctx, int make, float **part, gcr_u32 **sem)
         w->part = p;
         w->sem = s;
     }
-    /* The counters start at 0 only after a memset ordered before the kernels that count: on the
-     * ctx stream (the default stream's cudaMemset is not ordered with a non-blocking stream). While
-     * the stream captures, the memset becomes a node of that graph, ahead of its split-K kernels
-     * (harmless at each replay: they leave the counters 0), and later calls queue another until one
-     * is issued outside a capture, after which every kernel on the stream finds them 0. */
-    if (!w->sem_zeroed) {
-        cudaStream_t st = gcr_cuda_st(ctx)->stream;
-        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-        cudaError_t e = cudaStreamIsCapturing(st, &cs);
-        if (e == cudaSuccess) e = cudaMemsetAsync(w->sem, 0, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32), st);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            return 0;
-        }
-        w->sem_zeroed = cs == cudaStreamCaptureStatusNone;
-    }
     *part = w->part;
     *sem = w->sem;
     return 1;
+}
+
+gcr_status gcr_cuda_splitk_zeroed(gcr_ctx *ctx)
+{
+    struct gcr_cuda_scratch *w = gcr_cuda_st(ctx)->scratch;
+    GCR_CHECK(ctx, w && w->sem, GCR_ERR_INTERNAL, "cuda split-K: a launch without its workspace");
+    if (w->sem_zeroed) return GCR_OK;
+    /* The counters start at 0 only after a memset ordered before the kernels that count: on the
+     * ctx stream (the default stream's cudaMemset is not ordered with a non-blocking stream). While
+     * the stream captures, the memset becomes a node of that graph, ahead of its split-K kernels
+     * (harmless at each replay: they leave the counters 0), and later launches queue another until
+     * one is issued outside a capture, after which every kernel on the stream finds them 0. */
+    cudaStream_t st = gcr_cuda_st(ctx)->stream;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    GCR_TRY(gcr_cuda_error(ctx, cudaStreamIsCapturing(st, &cs), "cuda split-K: cudaStreamIsCapturing"));
+    GCR_TRY(gcr_cuda_error(ctx, cudaMemsetAsync(w->sem, 0, GCR_CUDA_SPLITK_TILES * sizeof(gcr_u32), st),
+                           "cuda split-K: zeroing the counters"));
+    w->sem_zeroed = cs == cudaStreamCaptureStatusNone;
+    return GCR_OK;
 }
 
 gcr_status gcr_cuda_reduce_ws(gcr_ctx *ctx, double **part)
