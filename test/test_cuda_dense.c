@@ -170,7 +170,7 @@ static void test_implicit(void)
         for (int d = 0; d < 3; d++) {
             conv_one(k, dts[d], L_CL);
             if (dts[d] != GCR_F32 && on_tile)
-                CHECK(strstr(ran, "k_") != NULL, "conv C%d k%dx%d %s cl: the heuristic picks the implicit tile, ran %s",
+                CHECK(strstr(ran, "k_") || strstr(ran, "kd_"), "conv C%d k%dx%d %s cl: the heuristic picks the implicit tile, ran %s",
                       k->C, k->KH, k->KW, dt_name(dts[d]), ran);
             for (int t = 0; t < 3 && dts[d] != GCR_F32; t++)
                 conv_forced(k, dts[d], L_CL, tiles[t], on_tile && (t == 0 || k->O / k->groups > 16 << t));
@@ -601,9 +601,18 @@ static void test_small_channels(void)
             const conv_case *k = &stems[i];
             const int og = k->O / k->groups;
             conv_one(k, dts[d], L_CL);
+#ifdef GCR_HAVE_CUDA
+            CHECK(strstr(ran, "c_") != NULL, "conv C%d k%dx%d %s cl: the heuristic takes the small-channel tile, ran %s",
+                  k->C, k->KH, k->KW, dt_name(dts[d]), ran);
+#endif
             conv_forced(k, dts[d], L_CL, "c_", 1);
             conv_forced(k, dts[d], L_CL, "4c_", og > 32);
             conv_forced(k, dts[d], L_CL, "8c_", og > 64);
+            /* elements are gathered one by one, so any strides do: NCHW x and OIHW weights, a
+             * sliced x, permuted operands */
+            conv_forced(k, dts[d], L_DENSE, "c_", 1);
+            conv_forced(k, dts[d], L_SLICE, og > 32 ? "4c_" : "c_", 1);
+            conv_forced(k, dts[d], L_PERM, og > 64 ? "8c_" : "c_", 1);
         }
     gcr_cuda_dense_force(gpu, "c_");
     hooked_conv_f16(&stems[0], L_CL); /* the prologue as the chunks are gathered */
@@ -637,7 +646,7 @@ static void test_tf32(void)
     for (int i = 0; i < (int)(sizeof implicit / sizeof implicit[0]); i++) {
         const conv_case *k = &implicit[i];
         conv_one(k, GCR_F32, L_CL);
-        CHECK(strstr(ran, "k_tf32") != NULL, "conv C%d k%dx%d f32 cl with TF32: the implicit tile, ran %s", k->C, k->KH,
+        CHECK(strstr(ran, "k_tf32") || strstr(ran, "kd_tf32"), "conv C%d k%dx%d f32 cl with TF32: the implicit tile, ran %s", k->C, k->KH,
               k->KW, ran);
         for (int t = 0; t < 3; t++) conv_forced(k, GCR_F32, L_CL, tiles[t], t == 0 || k->O / k->groups > 16 << t);
         conv_forced(k, GCR_F32, L_CL, "kd_", 1);
@@ -655,6 +664,7 @@ static void test_tf32(void)
     splitk_repeat(&few_tiles[5], GCR_F32);
     for (int i = 0; i < N_STEMS; i++) /* the small-channel tile in TF32: fewer than 4 channels per group */
         conv_forced(&stems[i], GCR_F32, L_CL, "c_", stems[i].C / stems[i].groups < 4);
+    conv_forced(&stems[1], GCR_F32, L_DENSE, "c_", 1);
     gcr_cuda_dense_force(gpu, "c_");
     hooked_conv_one(&stems[1], L_CL);
     gcr_cuda_dense_force(gpu, NULL);

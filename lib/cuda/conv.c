@@ -20,6 +20,10 @@
 #ifndef GCR_DW_CLASSIC
 #define GCR_DW_CLASSIC 1
 #endif
+/* blocks per SM the channel-group kernel's grid is sized to (its blocks walk the rest) */
+#ifndef GCR_DW_BLOCKS_PER_SM
+#define GCR_DW_BLOCKS_PER_SM 4
+#endif
 #define DW_SMEM_F4 3072 /* conv.cuh GCR_DWT_SMEM */
 #define DW_RMAX 4       /* conv.cuh GCR_DWT_RMAX */
 #define DW_THREADS 256  /* conv.cuh GCR_DWT_THREADS */
@@ -122,10 +126,15 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", x->dtype, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
     void *std[] = {&a, &xp, &wp, &yp, &bp};
-    if (a.c_fast == 3) { /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots */
+    if (a.c_fast == 3) {
+        /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots, each block first loading
+         * its channels' taps (up to 25 x 256 of them). About 4 blocks per SM in all (2 resident at
+         * its 128 registers, a second round to even out the tail), walking the pixels: at 16 per SM
+         * a batch-128 5x5 layer's blocks each loaded their taps for one pass of work, and the loads
+         * were most of the kernel's (MobileNet-v3 b14.dw5, H100: 11% of the copy bandwidth) */
         int64_t ox = vc == 8 ? 2 : 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
         int64_t gy = (cv + cb - 1) / cb, blocks = (a.N * a.OH * ((a.OW + ox - 1) / ox) + slots - 1) / slots;
-        int64_t cap = ((int64_t)sms * 16 + gy - 1) / gy;
+        int64_t cap = ((int64_t)sms * GCR_DW_BLOCKS_PER_SM + gy - 1) / gy;
         return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, 0, std, 5, h);
     }
     if (a.c_fast == 2) { /* a block per tile, up to the grid's limit (the kernel walks the rest) */

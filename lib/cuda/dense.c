@@ -7,9 +7,10 @@
  * as problems; the kernel's program comes through hooks.c. */
 #include "dense.h"
 #include "autotune.h"
-#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The 16-byte load paths (kernels/gemm.cuh, vec_a/vec_b) of the f32 engine, the 64 and tall mma
  * tiles and the GEMV kernel: on (1), as test_cuda_dense checks them on a GPU; build with
@@ -85,7 +86,6 @@ typedef struct dense_plan {
     int tf32;
     gcr_cuda_tactic t[GCR_CUDA_TUNE_MAX];
     int n, def;
-    int n_tune;    /* t[0..n_tune): the tactics GCR_AUTOTUNE may time; the rest only a test forces */
     int64_t bk;    /* a split-K tactic's k tile (elements) */
     float *part;   /* ... and its workspace (kept out of v, which keys GCR_AUTOTUNE's choices) */
     gcr_u32 *sem;
@@ -252,26 +252,39 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         int i = add_tactic(p, name, (a->M + bm - 1) / bm, (a->N + bn - 1) / bn, z, 1);
         if (!strcmp(cfgs[c], hcfg) && p->def < 0) p->def = i;
     }
+    /* the small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte
+     * chunk, e.g. an RGB stem, KH x KW > 1; k runs over kernel rows, gathered element by element, so
+     * any strides do): the heuristic's pick over the direct kernel and the mma tiles, the widest that gives
+     * every SM a block (H100, f16, ResNet-50's 7x7 stem at batch 32: 408 us on the mma tile, 226
+     * on the 64-wide tile with taps padded to chunks, before rows were packed) */
+    const int64_t taps = a->KH * a->KW, c0 = taps > 0 ? a->K / taps : 0;
+    /* the kernel steps through a kernel row's elements with int offsets */
+    const int row_int = (a->KW - 1) * a->dw * llabs(a->xs[3]) + (c0 - 1) * llabs(a->xs[1]) < INT32_MAX &&
+                        (a->KW - 1) * llabs(a->ws[3]) + (c0 - 1) * llabs(a->ws[1]) < INT32_MAX;
+    if (GCR_DENSE_TC && (tc || tf32) && taps > 1 && a->M > 8 && a->K % taps == 0 && c0 < ch && row_int) {
+        const int64_t trows = (a->M + 127) / 128;
+        int pick = -1;
+        for (int bn = 32; bn <= 128; bn *= 2) {
+            if (bn > 32 && a->N <= bn / 2) break; /* a wider tile than N needs */
+            int i = add_tc(p, bn, "c", tsfx, a, z, 1);
+            if (i >= 0 && (pick < 0 || trows * ((a->N + bn - 1) / bn) * z >= sms)) pick = i;
+        }
+        if (pick >= 0) p->def = pick;
+    }
     /* the deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in dynamic shared memory), k-contiguous
-     * and implicit-GEMM layouts: not yet run on a GPU, so only gcr_cuda_dense_force reaches them
-     * (tests, conv_bench force=), listed past n_tune: GCR_AUTOTUNE times speed, not correctness */
-    p->n_tune = p->n;
+     * and implicit-GEMM layouts. The heuristic swaps the 128-wide implicit tile for its deep twin
+     * (H100, f16, ResNet-50's 3x3 convs at batch 128: 0.88-0.94x the time); the 64-wide deep tile
+     * measured slower than the 3-stage one on every 1x1 layer, so only GCR_AUTOTUNE or a test picks
+     * it */
     const int deep = (at == 0 || at == 3) && a->M > 8;
+    const int def128k = at == 3 && p->def >= 0 && strstr(p->t[p->def].name, "_tc128k_") != NULL;
     for (int bn = 64; bn <= 128 && deep; bn *= 2) {
         if (bn == 128 && a->N <= 64) break; /* a wider tile than N needs */
         int i = add_tc(p, bn, at == 3 ? "kd" : "d", tsfx, a, z, 1);
-        if (i >= 0) p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
+        if (i < 0) continue;
+        p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
+        if (bn == 128 && def128k) p->def = i;
     }
-    /* the small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte
-     * chunk, e.g. an RGB stem, each tap padded to a chunk, gathered element by element): x and
-     * weights channels-last, nothing else asked of them; not yet run on a GPU either */
-    const int64_t taps = a->KH * a->KW;
-    if (GCR_DENSE_TC && (tc || tf32) && a->M > 8 && a->K % taps == 0 && a->K / taps < ch && a->xs[1] == 1 &&
-        a->ws[1] == 1)
-        for (int bn = 32; bn <= 128; bn *= 2) {
-            if (bn > 32 && a->N <= bn / 2) break; /* a wider tile than N needs */
-            add_tc(p, bn, "c", tsfx, a, z, 1);
-        }
 }
 
 /* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the
@@ -332,10 +345,10 @@ static int dense_choose(gcr_ctx *ctx, dense_plan *p)
             if (strstr(tactic_id(&p->t[i], id, sizeof id), force)) return i;
     const gcr_dense_args *a = &p->v;
     /* one candidate, or an empty problem (a graph's program fetched for a binding with no rows) */
-    if (p->n_tune < 2 || a->M <= 0 || a->OH * a->OW <= 0 || a->N <= 0) return p->def;
+    if (p->n < 2 || a->M <= 0 || a->OH * a->OW <= 0 || a->N <= 0) return p->def;
     /* heuristics only: the pick answers def (and counts it) without a key, so build none */
     if (ctx->knobs.autotune != 1)
-        return gcr_cuda_tune_pick(ctx, NULL, 0, p->t, p->n_tune, p->def, 0, 0, 0, run_tactic, p);
+        return gcr_cuda_tune_pick(ctx, NULL, 0, p->t, p->n, p->def, 0, 0, 0, run_tactic, p);
     int64_t N = a->M / (a->OH * a->OW), C = a->K / (a->KH * a->KW), es = gcr_dtype_size(p->dt);
     int64_t iy = a->H < (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1 ? a->H : (a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1;
     int64_t ix = a->W < (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1 ? a->W : (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1;
@@ -346,7 +359,7 @@ static int dense_choose(gcr_ctx *ctx, dense_plan *p)
     key.v = *a;
     key.dt = p->dt;
     key.tf32 = p->tf32;
-    return gcr_cuda_tune_pick(ctx, &key, sizeof key, p->t, p->n_tune, p->def, (size_t)(xb * es), (size_t)(wb * es),
+    return gcr_cuda_tune_pick(ctx, &key, sizeof key, p->t, p->n, p->def, (size_t)(xb * es), (size_t)(wb * es),
                               (size_t)(yb * es), run_tactic, p);
 }
 

@@ -316,9 +316,12 @@ __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__re
         const int iy0 = oy0 * sh - (int)p.ph, ix0 = ox0 * sw - (int)p.pw;
         const T *__restrict__ xn = x + n * p.xs[0];
         __syncthreads(); /* the previous tile's reads of the buffer are done */
+        /* consecutive threads read consecutive taps of a channel: contiguous in depthwise weights
+         * (C x 1 x KH x KW, or channels-last, the same bytes), where channel-fastest reads were
+         * KH*KW elements apart, a 32-byte sector per element */
         for (int i = t; i < KH * KW * CB; i += nt) {
-            const int ch = i % CB, tap = i / CB, c = c0 + ch, ky = tap / KW, kx = tap - ky * KW;
-            smf[IH * IW * CB + i] = c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
+            const int ch = i / (KH * KW), tap = i - ch * (KH * KW), c = c0 + ch, ky = tap / KW, kx = tap - ky * KW;
+            smf[IH * IW * CB + tap * CB + ch] = c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
         }
         if (p.tvec) { /* 16-byte vectors: C % VC == 0, 16-byte aligned; 4 in flight per thread */
             const int CU = CB / VC, nv = IH * IW * CU;
@@ -472,8 +475,9 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
     const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
     const int CV = C / VC, CB = CV < GCR_DW_CB ? CV : GCR_DW_CB, slots = 256 / CB;
     const int g0 = blockIdx.y * CB; /* first channel group of this block */
+    /* taps fastest across threads: contiguous reads of the weights (gcr_dw_tiled says why) */
     for (int i = threadIdx.x; i < TAPS * CB * VC; i += blockDim.x) {
-        int tap = i / (CB * VC), rem = i - tap * CB * VC, g = rem / VC, j = rem - g * VC;
+        int cl = i / TAPS, tap = i - cl * TAPS, g = cl / VC, j = cl - g * VC;
         int c = (g0 + g) * VC + j, ky = tap / KS, kx = tap - ky * KS;
         wsm[tap * CB * VC + (j >> 2) * CB * 4 + g * 4 + (j & 3)] =
             c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;

@@ -26,9 +26,11 @@
  *   Each thread's chunks share one k per tile (its t % (BK/EPC)), so the tap decode is one
  *   division per tile per thread.
  *   4 implicit GEMM for convs with fewer channels per group than a chunk holds (an RGB stem: C 3):
- *   as 3, with every tap padded to EPC channels (k = tap*EPC + c, K' = KH*KW*EPC; the padding's
- *   products are zeros), and the chunks gathered element by element (C of them, any alignment)
- *   through registers for both A and B, the prologue applied as they are gathered.
+ *   k runs over kernel rows, k = ky*RW + kx*C + c, each row's KW*C elements padded to RW, a whole
+ *   number of chunks (K' = KH*RW; the padding's products are zeros): a 7x7 RGB stem's K' is 168,
+ *   where padding every tap to a chunk made it 392 (2.3x the MMA work). Chunks are gathered
+ *   element by element (any strides, any alignment) through registers for both A and B, the
+ *   prologue applied as they are gathered.
  * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these.
  * Split-K (p.ksplit > 1, every layout): where the output tiles are fewer than the SMs (batch 1, the
  * 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of k tiles; they meet in
@@ -74,23 +76,38 @@ template <typename T, class Pro> __device__ __forceinline__ uint4 gcr_tc_pro_chu
     }
 }
 
-/* AT 4: a 16-byte chunk of n (< a chunk) consecutive elements at q, through the prologue when pre
- * (image img, channels c0 + j), the rest of the chunk 0; read element by element (any alignment) */
+/* AT 4: the chunk of kernel-row elements j0 .. j0 + EPC - 1, element j = kx * C0 + c (input column
+ * kx, channel c) at q[kx * sx + c * sc]; 0 where !ok, past the row's KW * C0 elements, or where the
+ * column x0 + kx * xstep falls outside [0, W) (the padding); through the prologue when pre (image
+ * img, channel zc + c). Element by element: any strides, any alignment; offsets within a kernel
+ * row fit an int (the host checks). */
 template <typename T, class Pro>
-__device__ __forceinline__ uint4 gcr_tc_gather(const T *q, int n, Pro &pro, bool pre, int img, int c0)
+__device__ __forceinline__ uint4 gcr_tc_row_gather(const T *q, bool ok, int j0, int C0, int KW, int x0, int xstep, int W,
+                                                   int sx, int sc, Pro &pro, bool pre, int img, int zc)
 {
-    if constexpr (sizeof(typename gcr_tc_elem<T>::t) == 4) {
-        union { uint4 q; float f[4]; } u;
+    enum { F32 = sizeof(typename gcr_tc_elem<T>::t) == 4, EPC = F32 ? 4 : 8 };
+    int kx = j0 / C0, c = j0 - kx * C0;
+    int e = kx * sx + c * sc; /* element j's offset, stepped along (read only when in) */
+    union { uint4 q; float f[4]; unsigned short h[8]; } u;
 #pragma unroll
-        for (int j = 0; j < 4; j++) u.f[j] = j < n ? (pre ? pro(q[j], img, c0 + j) : q[j]) : 0.0f;
-        return u.q;
-    } else {
-        union { uint4 q; unsigned short h[8]; } u;
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            u.h[j] = j >= n ? (unsigned short)0 : pre ? gcr_dn_bits16(pro(gcr_dn_tof(q[j]), img, c0 + j), (T *)0) : q[j].u;
-        return u.q;
+    for (int j = 0; j < EPC; j++) {
+        const bool in = ok && kx < KW && (unsigned)(x0 + kx * xstep) < (unsigned)W;
+        if constexpr (F32) {
+            const float v = in ? gcr_dn_tof(q[e]) : 0.0f;
+            u.f[j] = in && pre ? pro(v, img, zc + c) : v;
+        } else {
+            unsigned short v = in ? q[e].u : (unsigned short)0;
+            if (in && pre) v = gcr_dn_bits16(pro(gcr_dn_tof(q[e]), img, zc + c), (T *)0);
+            u.h[j] = v;
+        }
+        e += sc;
+        if (++c == C0) { /* the next input column */
+            c = 0;
+            kx++;
+            e += sx - C0 * sc;
+        }
     }
+    return u.q;
 }
 
 /* round a register's float to TF32 (nearest, ties away), as the mma's operand */
@@ -127,8 +144,8 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(4), 1> gcr_cfg_tc32s;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4), 1> gcr_cfg_tc32ks;
 /* small-channel implicit GEMM (AT 4: stems) */
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 4, 2> gcr_cfg_tc128c;
-typedef gcr_tc_cfg<128, 64, 4, 2, 3, 4, GCR_TC_MB(3)> gcr_cfg_tc64c;
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 4, GCR_TC_MB(4)> gcr_cfg_tc32c;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 4, GCR_TC_MB(2)> gcr_cfg_tc64c;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 4, GCR_TC_MB(3)> gcr_cfg_tc32c;
 /* deep pipelines (DYN 1): GCR_TC_DEEP_ST stages of operand tiles in dynamic shared memory (80 KB
  * for 128 x 128 at 4 stages, past the 48 KB of static shared memory that keeps the 128-wide tiles
  * above at 2 stages), so more k tiles are in flight while one is multiplied; k-contiguous (d) and
@@ -265,10 +282,11 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     int ka[NCA], na[NCA], la[NCA]; /* chunk's k within the tile, image, smem row/col; na < 0: out of range */
     enum { IMP = AT == 3 || AT == 4 }; /* implicit GEMM: A by taps of channels-last x */
     int iy0[IMP ? NCA : 1] = {}, ix0[IMP ? NCA : 1] = {}; /* the row's top-left input tap */
-    /* channels per tap: C of x's (C0 of them real in AT 4, where a tap is padded to a chunk); KK:
-     * the k the tiles run over (AT 4: every tap a whole chunk) */
-    const int C0 = IMP ? K / (int)(p.KH * p.KW) : K, C = AT == 4 ? EPC : C0;
-    const int KK = AT == 4 ? (int)(p.KH * p.KW) * EPC : K;
+    /* C0: channels per tap; KK: the k the tiles run over (AT 4: KH kernel rows of RW, a row's
+     * KW * C0 elements padded to whole chunks) */
+    const int C0 = IMP ? K / (int)(p.KH * p.KW) : K, C = C0;
+    const int RW = AT == 4 ? ((int)p.KW * C0 + EPC - 1) / EPC * EPC : 1;
+    const int KK = AT == 4 ? (int)p.KH * RW : K;
 #pragma unroll
     for (int i = 0; i < NCA; i++) {
         int e = t + i * NT;
@@ -379,21 +397,26 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         stage &s = sg[kt % ST];
         const int k0 = kt * BK;
         tapoff o;
-        if constexpr (IMP) o = tap_of(kt);
-        if constexpr (AT == 4) { /* C0 elements per chunk through registers, the rest of it 0 */
+        if constexpr (AT == 3) o = tap_of(kt);
+        if constexpr (AT == 4) { /* this thread's chunks: elements j0.. of kernel row ky, one by one */
+            const int k = k0 + (t % (BK / EPC)) * EPC, ky = k / RW, j0 = k - ky * RW;
+            const int dy = k < KK ? ky * (int)p.dh : GCR_DN_OUT; /* k >= KK: every test fails */
+            const int kw = (int)p.KW, dw = (int)p.dw, W = (int)p.W;
 #pragma unroll
-            for (int i = 0; i < NCA; i++) {
-                const bool ok = in_img(i, o);
-                *(uint4 *)&s.a[la[i]][ka[i]] = gcr_tc_gather<T>(ok ? pa[i] + o.a : x, ok ? C0 : 0, pro,
-                                                                !GCR_PROLOGUE_IDENTITY, na[i] + zn, zc);
+            for (int i = 0; i < NCA; i++) { /* a row past M has iy0 = GCR_DN_OUT */
+                const bool ok = (unsigned)(iy0[i] + dy) < (unsigned)p.H;
+                *(uint4 *)&s.a[la[i]][ka[i]] =
+                    gcr_tc_row_gather<T>(ok ? pa[i] + (long long)dy * p.xs[2] : x, ok, j0, C0, kw, ix0[i], dw, W,
+                                         dw * (int)p.xs[3], (int)p.xs[1], pro, !GCR_PROLOGUE_IDENTITY, na[i] + zn, zc);
             }
 #pragma unroll
             for (int i = 0; i < NCB; i++) {
                 const int e = t + i * NT;
-                const bool ok = okb[i] && o.dy != GCR_DN_OUT;
+                const bool ok = okb[i] && dy != GCR_DN_OUT;
                 if (e < B_CH)
                     *(uint4 *)&s.b[e / (BK / EPC)][kb[i]] =
-                        gcr_tc_gather<T>(ok ? pb[i] - kb[i] + o.b : w, ok ? C0 : 0, pro, false, 0, 0);
+                        gcr_tc_row_gather<T>(ok ? pb[i] - kb[i] + (long long)ky * p.ws[2] : w, ok, j0, C0, kw, 0, 1, kw,
+                                             (int)p.ws[3], (int)p.ws[1], pro, false, 0, 0);
             }
             return;
         }
