@@ -254,9 +254,11 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
     }
     /* the small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte
      * chunk, e.g. an RGB stem, KH x KW > 1; k runs over kernel rows, gathered element by element, so
-     * any strides do): the heuristic's pick over the direct kernel and the mma tiles, the widest that gives
-     * every SM a block (H100, f16, ResNet-50's 7x7 stem at batch 32: 408 us on the mma tile, 226
-     * on the 64-wide tile with taps padded to chunks, before rows were packed) */
+     * any strides do): the heuristic's pick over the mma tiles, the widest that gives every SM a
+     * block, but not over the direct kernel where that has its pixels. H100, f16 (2026-11-26):
+     * ResNet-50's 7x7 stem (64 outputs) 407 -> 188 us at batch 32 against the mma tile;
+     * MobileNet-v3's 3x3 stem (16 outputs) 7.5 -> 5.7 us at batch 1, but 55 -> 67 us at batch 32
+     * against the direct kernel */
     const int64_t taps = a->KH * a->KW, c0 = taps > 0 ? a->K / taps : 0;
     /* the kernel steps through a kernel row's elements with int offsets */
     const int row_int = (a->KW - 1) * a->dw * llabs(a->xs[3]) + (c0 - 1) * llabs(a->xs[1]) < INT32_MAX &&
@@ -269,7 +271,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
             int i = add_tc(p, bn, "c", tsfx, a, z, 1);
             if (i >= 0 && (pick < 0 || trows * ((a->N + bn - 1) / bn) * z >= sms)) pick = i;
         }
-        if (pick >= 0) p->def = pick;
+        if (pick >= 0 && (p->def < 0 || !strstr(p->t[p->def].name, "_direct_"))) p->def = pick;
     }
     /* the deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in dynamic shared memory), k-contiguous
      * and implicit-GEMM layouts. The heuristic swaps the 128-wide implicit tile for its deep twin
