@@ -2,7 +2,8 @@
  * fused_models.h (captured on a CPU context, f32/f16, NCHW/NHWC) must be generated (codegen may
  * not refuse a supported shape: that would silently unfuse it) and, in CUDA builds, compile with
  * NVRTC for sm_80 and sm_90 (f32, f16, bf16), the OWN kernels as one program like the executor builds them and
- * each anchored kernel as its template with the generated hooks. */
+ * each anchored kernel as its template with the generated hooks (every epilogue with its 8-wide
+ * form, GCR_EPILOGUE8). */
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "../lib/cuda/codegen.h"
@@ -64,6 +65,17 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
         } else {
             n_hooked++;
             CHECK(strstr(cgs[k].src, "GCR_EXTRA_PARAMS") != NULL, "%s: hooks without GCR_EXTRA_PARAMS", what);
+            if (strstr(cgs[k].src, "#define GCR_EPILOGUE(")) {
+                /* every epilogue comes with its 8-wide form, whose full-layout operands move as
+                 * vectors: the output's store, and the residual's load */
+                char fn8[sizeof cgs[k].fn + 8];
+                snprintf(fn8, sizeof fn8, "%s_epi8(", cgs[k].fn);
+                CHECK(strstr(cgs[k].src, "#define GCR_EPILOGUE8(") && strstr(cgs[k].src, fn8),
+                      "%s: %s has an epilogue without GCR_EPILOGUE8", what, cgs[k].fn);
+                CHECK(strstr(cgs[k].src, "gcr_st8<") != NULL, "%s: %s stores no output 8 at a time", what, cgs[k].fn);
+                if (!strncmp(what, "residual ", 9))
+                    CHECK(strstr(cgs[k].src, "gcr_ld8<") != NULL, "%s: the residual is not loaded 8 at a time", what);
+            }
 #ifdef GCR_HAVE_CUDA
             if (hooked_archs) {
                 const gcr_node *A = &ir->nodes[ir->kernels[k].anchor];

@@ -3,8 +3,9 @@
  * on/off, NCHW / NHWC / channels-last (x and weights) / permuted / sliced inputs, f32 (1e-4) and
  * f16/bf16 (~1e-2); the tensor-core implicit GEMM for every tap shape; split-K at few output
  * tiles (and its run-to-run bit equality); the deep-pipeline and small-channel tiles, forced; the
- * batch broadcasts of matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); and
- * the TF32 tile (knobs.tf32) on f32, at TF32's tolerance. Skips where no GPU is present. */
+ * batch broadcasts of matmul; the fusion hooks (prologue, epilogue, extra kernel parameters); the
+ * TF32 tile (knobs.tf32) on f32, at TF32's tolerance; and the 8-wide epilogue (GCR_EPILOGUE8) of
+ * channel-contiguous outputs, default and generated, aligned or not. Skips where no GPU is present. */
 #include "gpu_compare.h"
 
 /* how an operand is laid out in memory; the logical values are the same in every case */
@@ -674,12 +675,152 @@ static void test_tf32(void)
     gpu = exact;
     gcr_ctx_destroy(t32);
 }
+
+/* ---------------------------------------------------------------- 8-wide epilogue (GCR_EPILOGUE8) */
+
+/* Channel-contiguous outputs store 8 channels per hook call, as 16-byte vectors where aligned and
+ * element by element where not: the tensor-core tiles (1x1 and implicit) and the channel-group
+ * depthwise kernel, with the default epilogue and with a generated one (a captured graph fuses the
+ * residual add, a per-channel scale and relu into the conv). Channel counts that are multiples of
+ * 8, odd (the column remainder, runs that straddle 16 bytes), 44 (runs aligned on every other
+ * pixel), a partial 128-wide column tile; operands and outputs at an address 2 bytes past 16-byte
+ * alignment (the vector accesses must fall back); all against the CPU. */
+static const conv_case epi8_convs[] = {
+    /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
+    {16, 24, 48, 48, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 1x1, O a multiple of 8 */
+    {16, 24, 48, 48, 37, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* O odd: 4 runs and 5 columns a pixel */
+    {16, 16, 48, 48, 44, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* K 16 (MobileNet's short K), O 44 */
+    {16, 64, 40, 40, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* 128-wide tile + a 72-column one */
+    {8, 16, 47, 47, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* implicit GEMM (3x3) */
+    {8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 1},  /* depthwise 3x3: channel groups */
+    {8, 64, 57, 57, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 0},  /* depthwise, OW odd: a lone last output */
+    {16, 96, 56, 56, 96, 5, 5, 2, 2, 2, 2, 1, 1, 96, 1}, /* depthwise 5x5 s2 */
+};
+#define N_EPI8 (int)(sizeof epi8_convs / sizeof epi8_convs[0])
+
+/* A dense channels-last f16 [N, C, H, W] on ctx holding host values h[1..], as a view one element
+ * into a flat tensor of numel + 1 elements: 2 bytes past 16-byte alignment */
+static gcr_tensor *nhwc_off2(gcr_ctx *ctx, const int64_t *shape, const float *h)
+{
+    int64_t n = shape[0] * shape[1] * shape[2] * shape[3], flat[1] = {n + 1};
+    int64_t nhwc[4] = {shape[0], shape[2], shape[3], shape[1]};
+    int perm[4] = {0, 3, 1, 2};
+    gcr_tensor *t = h_tensor(ctx, GCR_F16, 1, flat, GCR_NCHW, h);
+    t = t ? gcr_slice(ctx, t, 0, 1, n + 1, 1) : NULL;
+    t = t ? gcr_reshape(ctx, t, 4, nhwc) : NULL;
+    return t ? gcr_permute(ctx, t, perm) : NULL;
+}
+
+/* whether t is a view 2 bytes past 16-byte alignment with channels-last strides */
+static int off2_ok(gcr_tensor *t)
+{
+    return t && ((uintptr_t)gcr_tensor_data(t) & 15) == 2 && gcr_tensor_stride(t, 1) == 1 &&
+           gcr_tensor_stride(t, 3) == gcr_tensor_dim(t, 1);
+}
+
+/* the default epilogue into an output view 2 bytes past 16-byte alignment */
+static void epi8_out_off2(const conv_case *k)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc = NULL, *bg = NULL;
+    make2(GCR_F16, 4, xs, L_CL, &xc, &xg);
+    make2(GCR_F16, 4, ws, L_CL, &wc, &wg);
+    if (k->bias) make2(GCR_F16, 1, bs, L_DENSE, &bc, &bg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    gcr_tensor *rc = gcr_conv2d(cpu, xc, wc, bc, &p);
+    char what[128];
+    snprintf(what, sizeof what, "conv C%d O%d k%d g%d f16 into an output 2 bytes past 16-byte alignment", k->C, k->O,
+             k->KH, k->groups);
+    if (CHECK(rc && xg && wg, "%s: operands: %s / %s", what, gcr_ctx_error(cpu), gcr_ctx_error(gpu))) {
+        int64_t ys[4] = {k->N, k->O, gcr_tensor_dim(rc, 2), gcr_tensor_dim(rc, 3)};
+        float *h = h_randn(ys[0] * ys[1] * ys[2] * ys[3] + 1, -1.0f, 1.0f); /* overwritten: no stale zeros to match */
+        gcr_tensor *out = nhwc_off2(gpu, ys, h);
+        free(h);
+        gcr_call c = {0};
+        c.op = GCR_OP_CONV2D;
+        c.n_in = 3;
+        c.in[0] = xg; c.in[1] = wg; c.in[2] = bg;
+        c.p.conv = p;
+        if (CHECK(off2_ok(out), "%s: the view (%s)", what, gcr_ctx_error(gpu)) &&
+            CHECK_OK(gpu, gcr_cuda_conv2d_hooked(gpu, &c, out, NULL))) {
+            CHECK(k->groups > 1 || strstr(gcr_cuda_dense_last(gpu), "tc") != NULL, "%s: ran %s, not a tensor-core tile",
+                  what, gcr_cuda_dense_last(gpu));
+            compare_as(rc, out, GCR_F16, 0, what);
+        }
+    }
+    gcr_ctx_clear_error(gpu);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+/* relu(conv(x) [* s] + res) captured on the GPU (one kernel: the conv with a generated epilogue)
+ * against the same ops eagerly on the CPU; s [1, O, 1, 1] a per-channel input (a broadcast load,
+ * offset per output), res the result's layout (a full-layout load), off2: res 2 bytes past
+ * 16-byte alignment */
+static void epi8_fused(const conv_case *k, int scale, int off2)
+{
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
+    int64_t ss[4] = {1, k->O, 1, 1};
+    gcr_tensor *xc, *xg, *wc, *wg, *bc = NULL, *bg = NULL, *sc = NULL, *sg = NULL, *rc = NULL, *rg = NULL;
+    make2(GCR_F16, 4, xs, L_CL, &xc, &xg);
+    make2(GCR_F16, 4, ws, L_CL, &wc, &wg);
+    if (k->bias) make2(GCR_F16, 1, bs, L_DENSE, &bc, &bg);
+    if (scale) make2(GCR_F16, 4, ss, L_DENSE, &sc, &sg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    gcr_tensor *yc = gcr_conv2d(cpu, xc, wc, bc, &p);
+    char what[128];
+    snprintf(what, sizeof what, "relu(conv C%d O%d k%d g%d%s + res%s) f16 nhwc, fused", k->C, k->O, k->KH, k->groups,
+             scale ? " * s" : "", off2 ? " 2 bytes past 16-byte alignment" : "");
+    if (!CHECK(yc && xg && wg, "%s: operands: %s / %s", what, gcr_ctx_error(cpu), gcr_ctx_error(gpu))) goto done;
+    int64_t ys[4] = {k->N, k->O, gcr_tensor_dim(yc, 2), gcr_tensor_dim(yc, 3)};
+    if (off2) {
+        float *h = h_randn(ys[0] * ys[1] * ys[2] * ys[3] + 1, -1.0f, 1.0f);
+        rc = nhwc_off2(cpu, ys, h);
+        rg = nhwc_off2(gpu, ys, h);
+        free(h);
+        if (!CHECK(rc && off2_ok(rg), "%s: the residual view (%s)", what, gcr_ctx_error(gpu))) goto done;
+    } else {
+        make2(GCR_F16, 4, ys, L_NHWC, &rc, &rg);
+    }
+    gcr_tensor *ref = gcr_relu(cpu, gcr_add(cpu, scale ? gcr_mul(cpu, yc, sc) : yc, rc));
+    gcr_graph *g = NULL;
+    if (!CHECK_OK(gpu, gcr_capture_begin(gpu))) goto done;
+    gcr_tensor *y = gcr_conv2d(gpu, xg, wg, bg, &p);
+    gcr_tensor *out = gcr_relu(gpu, gcr_add(gpu, scale ? gcr_mul(gpu, y, sg) : y, rg));
+    if (CHECK_OK(gpu, gcr_capture_end(gpu, &g)) && CHECK(g && out, "%s: capture", what)) {
+        gcr_graph_stats st;
+        const char *fn = gcr_cuda_last_kernel(gpu);
+        CHECK(gcr_graph_get_stats(g, &st) == GCR_OK && st.kernels == 1, "%s: %d kernels, want 1 (the conv, fused)", what,
+              st.kernels);
+        CHECK(fn && strstr(fn, k->groups > 1 ? "gcr_dwc_" : "gcr_dense_tc"), "%s: ran %s", what, fn ? fn : "nothing");
+        compare_as(ref, out, GCR_F16, 0, what);
+    }
+    gcr_graph_destroy(g); /* before the scope ends: the graph's tensors are its own */
+done:
+    gcr_ctx_clear_error(gpu);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
+static void test_epilogue8(void)
+{
+    for (int i = 0; i < N_EPI8; i++) {
+        const conv_case *k = &epi8_convs[i];
+        epi8_fused(k, 0, 0);
+        epi8_fused(k, 1, 0);
+        epi8_fused(k, 0, 1);
+        if (k->groups == 1) epi8_out_off2(k); /* the depthwise launcher takes the tile for such an output */
+    }
+}
 #else
 static void test_hooks(void) {}
 static void test_splitk(void) {}
 static void test_deep(void) {}
 static void test_small_channels(void) {}
 static void test_tf32(void) {}
+static void test_epilogue8(void) {}
 #endif
 
 int main(void)
@@ -695,5 +836,6 @@ int main(void)
     RUN(test_deep);
     RUN(test_small_channels);
     RUN(test_tf32);
+    RUN(test_epilogue8);
     return close2();
 }

@@ -1,6 +1,6 @@
 /* codegen_hooked.c — the generator of an anchored kernel's hooks: a conv2d / linear / matmul /
- * pool kernel keeps its template (lib/cuda/kernels) and gets GCR_PROLOGUE, GCR_EPILOGUE and
- * GCR_EXTRA_PARAMS from the fused group (contract at the top of kernels/gemm.cuh). */
+ * pool kernel keeps its template (lib/cuda/kernels) and gets GCR_PROLOGUE, GCR_EPILOGUE,
+ * GCR_EPILOGUE8 and GCR_EXTRA_PARAMS from the fused group (contract at the top of kernels/gemm.cuh). */
 #include "codegen_emit.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@ typedef struct hook_gen {
     const int64_t *const *lst; /* per load: strides over the group space */
     int main_load;         /* prologue: the load the anchor itself reads (v), -1 */
     int first_param;       /* param index of load 0 */
+    bool vec8;             /* the 8-wide epilogue: full-layout loads come from l<l>[j], read before its loop */
 } hook_gen;
 
 static bool same_strides(const int64_t *a, const gcr_meta *m)
@@ -45,6 +46,10 @@ static void epi_offset(gcr_text *b, const hook_gen *h, const int64_t *st)
 static void epi_load(gcr_text *b, const gcr_emit *ec, int l)
 {
     const hook_gen *h = ec->gen;
+    if (h->vec8 && same_strides(ec->g->in[l].strides, h->accm)) {
+        put(b, "l%d[j]", l);
+        return;
+    }
     put(b, "gcr_ld<%d>(g%d, ", (int)h->ir->values[ec->g->in[l].value].m.dtype, h->first_param + l);
     epi_offset(b, h, ec->g->in[l].strides);
     put(b, ", 0.0f)");
@@ -111,6 +116,58 @@ static void hook_macro(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *cg, c
     put(b, ")\n");
 }
 
+static bool is_loaded(const gcr_group *g, int l) /* the anchor's own result is an input no expression loads */
+{
+    for (int i = 0; i < g->n_expr; i++)
+        if (g->expr[i].kind == GCR_E_LOAD && g->expr[i].load == l) return true;
+    return false;
+}
+
+/* "<fn>_epi8": the epilogue for the 8 consecutive outputs idx8 + j, o8 + j (GCR_EPILOGUE8). Loads
+ * and outputs in the anchor result's own layout (offset idx) move as 8-element vectors (common.cuh
+ * gcr_ld8 / gcr_st8: 16 bytes at a time where aligned), the loads before the loop over j and the
+ * stores after it; the others (per-channel broadcasts, other strides) keep their per-element offset
+ * inside it, where idx and o are those of output j. The expressions are the scalar hook's, so every
+ * value is computed and rounded as it would be there. */
+static void epi8(gcr_text *b, hook_gen *h, const gcr_cg_kernel *cg, const gcr_group *eg, int epi_first,
+                 const gcr_value *acc)
+{
+    const gcr_ir *ir = h->ir;
+    hook_head(b, ir, cg, "void", "_epi8", "const float *accv8, long long n, long long o8, long long idx8", "(void)n;");
+    for (int l = 0; l < eg->n_in; l++)
+        if (is_loaded(eg, l) && same_strides(eg->in[l].strides, h->accm))
+            put(b, "    float l%d[8];\n    gcr_ld8<%d>(g%d, idx8, l%d);\n", l, (int)ir->values[eg->in[l].value].m.dtype,
+                epi_first + l, l);
+    for (int o = 0; o < eg->n_out; o++)
+        if (same_strides(ir->values[eg->out[o].value].m.strides, h->accm)) put(b, "    float s%d[8];\n", o);
+    put(b, "#pragma unroll\n    for (int j = 0; j < 8; j++) {\n");
+    put(b, "        const long long o = o8 + j, idx = idx8 + j;\n        (void)o; (void)idx;\n");
+    put(b, "        const float accv = accv8[j];\n");
+    h->vec8 = true;
+    gcr_emit ec = gcr_cg_emit(eg, h, epi_load, "        ");
+    ec.acc = "accv";
+    ec.acc_dtype = acc->m.dtype;
+    gcr_emit_exprs(b, &ec);
+    h->vec8 = false;
+    for (int o = 0; o < eg->n_out; o++) {
+        const gcr_value *v = &ir->values[eg->out[o].value];
+        if (same_strides(v->m.strides, h->accm)) {
+            put(b, "        s%d[j] = e%d;\n", o, eg->out[o].expr);
+            continue;
+        }
+        put(b, "        gcr_st<%d>(g%d, ", (int)v->m.dtype, epi_first + eg->n_in + o);
+        epi_offset(b, h, v->m.strides);
+        put(b, ", e%d);\n", eg->out[o].expr);
+    }
+    put(b, "    }\n");
+    for (int o = 0; o < eg->n_out; o++) {
+        const gcr_value *v = &ir->values[eg->out[o].value];
+        if (same_strides(v->m.strides, h->accm))
+            put(b, "    gcr_st8<%d>(g%d, idx8, s%d);\n", (int)v->m.dtype, epi_first + eg->n_in + o, o);
+    }
+    put(b, "}\n");
+}
+
 gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
 {
     const gcr_node *A = &ir->nodes[K->anchor];
@@ -126,7 +183,7 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
     cg->type = GCR_CG_HOOKED;
     cg->x_value = -1;
     gcr_cg_fn_name(K, cg->fn, sizeof cg->fn);
-    hook_gen h = {ir, &acc->m, kind->hook, NULL, -1, 0};
+    hook_gen h = {ir, &acc->m, kind->hook, NULL, -1, 0, false};
     gcr_text b = gcr_text_growing();
     put(&b, "/* %s: hooks of the %s kernel */\n#include \"common.cuh\"\n", K->name, gcr_op_table[A->op].name);
     const gcr_group *pg = K->pro[0], *eg = &K->epi;
@@ -201,6 +258,9 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         bool has_bias = A->n_in > 2 && A->in[2] >= 0; /* conv2d's and linear's input 2 */
         hook_macro(&b, ir, cg, "GCR_EPILOGUE(acc, n, o, idx)", "_epi",
                    has_bias ? "(acc) + gcr_dn_ld(bias, (o)), (n), (o), (idx)" : "(acc), (n), (o), (idx)");
+        epi8(&b, &h, cg, eg, epi_first, acc);
+        hook_macro(&b, ir, cg, "GCR_EPILOGUE8(acc8, n, o, idx)", "_epi8",
+                   has_bias ? "gcr_dn_bias8((acc8), bias, (o)).v, (n), (o), (idx)" : "(acc8), (n), (o), (idx)");
     }
     return gcr_cg_finish(&b, cg);
 }

@@ -108,11 +108,60 @@ template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename 
             o[j] = (unsigned short)(u & 0xffffu);
             o[j + 1] = (unsigned short)(u >> 16);
         }
-        return;
-    }
+    } else
 #endif
+    {
 #pragma unroll
-    for (int j = 0; j < N; j++) o[j] = gcr_from_f32<T>(x[j]);
+        for (int j = 0; j < N; j++) o[j] = gcr_from_f32<T>(x[j]);
+    }
+}
+
+/* 8 consecutive elements p[i .. i + 7] (GCR_EPILOGUE8 of gemm.cuh: a thread's 8 channels of one
+ * pixel), the same values as 8 gcr_ld / gcr_st calls. Where p + i is 16-byte aligned and the 8
+ * elements fill whole 16-byte vectors (one for f16/bf16, two for f32/i32, four for i64) they move
+ * as vectors: one instruction instead of 8 two-byte accesses, which bounded short-K 1x1 convs.
+ * Anywhere else (an odd channel count, a view's offset) element by element. bf16 converts element
+ * by element as gcr_st does (its NaNs keep their sign); f16 a pair per instruction, rounded as
+ * gcr_st rounds (a NaN stays a NaN, its payload bits may differ). */
+template <int T> __device__ __forceinline__ void gcr_ld8(const void *p, long long i, float *v)
+{
+    typedef typename gcr_ty<T>::t U;
+    const U *q = (const U *)p + i;
+    if constexpr (sizeof(U) * 8 % 16 == 0) {
+        if (((unsigned long long)q & 15) == 0) {
+            union { uint4 w[sizeof(U) / 2]; U e[8]; } u;
+#pragma unroll
+            for (int k = 0; k < (int)sizeof(U) / 2; k++) u.w[k] = ((const uint4 *)q)[k];
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = gcr_to_f32<T>(u.e[j]);
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) v[j] = gcr_to_f32<T>(q[j]);
+}
+template <int T> __device__ __forceinline__ void gcr_st8(void *p, long long i, const float *v)
+{
+    typedef typename gcr_ty<T>::t U;
+    U *q = (U *)p + i;
+    if constexpr (sizeof(U) * 8 % 16 == 0) {
+        union { uint4 w[sizeof(U) / 2]; U e[8]; } u;
+        if constexpr (T == GCR_DT_F16) gcr_from_f32_n<T, 8>(u.e, v);
+        else {
+#pragma unroll
+            for (int j = 0; j < 8; j++) u.e[j] = gcr_from_f32<T>(v[j]);
+        }
+        if (((unsigned long long)q & 15) == 0) {
+#pragma unroll
+            for (int k = 0; k < (int)sizeof(U) / 2; k++) ((uint4 *)q)[k] = u.w[k];
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++) q[j] = u.e[j];
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; j++) q[j] = gcr_from_f32<T>(v[j]);
+    }
 }
 
 /* Index decomposition without hardware division: for a dim of size d < 2^31 the host precomputes

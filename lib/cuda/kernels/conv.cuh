@@ -13,6 +13,8 @@
  *   GCR_EPILOGUE(acc, n, o, idx) stores output channel o of image n at out[idx] (idx: element
  *                                offset in the dense NCHW/NHWC output); acc excludes the bias.
  *                                Default: gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0)).
+ *   GCR_EPILOGUE8(acc8, n, o, idx) optional: GCR_EPILOGUE for channels o..o+7 at idx..idx+7 in one
+ *                                call (gemm.cuh says why); gcr_dwc_{f16,bf16} store through it.
  *   GCR_EXTRA_PARAMS             appended to each kernel's parameters (", const float *s, ...").
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
  * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} (depthwise, one channel per
@@ -459,17 +461,26 @@ template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, fl
  * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
  * float4 reads are conflict-free; per input row the thread holds KS x VC taps in registers while
  * the row's input columns stream through one at a time. */
-/* one warp's outputs on their way to coalesced stores (gcr_dw_vec): 16 floats per lane, +1 pad */
+/* one warp's outputs on their way to coalesced stores (gcr_dw_vec, f32): 16 floats per lane, +1 pad */
 struct gcr_dw_stage {
     float v[32][17];
     long long base[32];
     int n[32], c[32], nv[32];
 };
+/* a block's staging areas by element size: 16-bit types store from registers (GCR_EPILOGUE8), so
+ * theirs is empty and its 22 KB of shared memory stay free */
+template <int S> struct gcr_dw_stages {
+    gcr_dw_stage w[8];
+    __device__ __forceinline__ gcr_dw_stage *get() { return w; }
+};
+template <> struct gcr_dw_stages<2> {
+    __device__ __forceinline__ gcr_dw_stage *get() { return nullptr; }
+};
 #define GCR_DW_CB 32
 #define GCR_DW_WSM (25 * GCR_DW_CB * 8) /* floats: 5x5 taps x 32 groups x 8 halves */
-template <int KS, int SW, typename T, class Pro, class Epi>
+template <int KS, int SW, typename T, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
-                                           float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi)
+                                           float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi, Epi8 &epi8)
 {
     enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
     const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
@@ -539,24 +550,37 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
                 }
             }
         }
-        /* Stores through the warp's staging area, so consecutive lanes store consecutive
-         * channels (16-byte runs) instead of each lane 16 bytes apart one element at a time. */
-        gcr_dw_stage &st = stg[wid];
+        if constexpr (VC == 8) {
+            /* 16-bit types: each output's 8 channels from registers in one GCR_EPILOGUE8 (16-byte
+             * stores where aligned; consecutive lanes hold consecutive channel groups, so a warp's
+             * stores are contiguous); the output is channel-contiguous (ys[1] == 1, conv.c) */
+            if (act) {
+                const long long base = n * p.ys[0] + c + oy * p.ys[2] + ox0 * p.ys[3];
 #pragma unroll
-        for (int o = 0; o < OX; o++)
+                for (int o = 0; o < OX; o++)
+                    if (ox0 + o < OW) epi8(acc[o], n, c, base + o * p.ys[3]);
+            }
+        } else {
+            /* f32 (4 channels a thread): stores through the warp's staging area, so consecutive
+             * lanes store consecutive channels (16-byte runs) instead of each lane 16 bytes apart
+             * one element at a time */
+            gcr_dw_stage &st = stg[wid];
 #pragma unroll
-            for (int j = 0; j < VC; j++) st.v[lane][o * VC + j] = acc[o][j];
-        st.base[lane] = n * p.ys[0] + c + oy * p.ys[2] + ox0 * p.ys[3];
-        st.n[lane] = n;
-        st.c[lane] = c;
-        st.nv[lane] = act ? (OW - ox0 < OX ? OW - ox0 : OX) : 0;
-        __syncwarp();
+            for (int o = 0; o < OX; o++)
 #pragma unroll
-        for (int e = lane; e < 32 * OX * VC; e += 32) {
-            const int j = e % VC, L = (e / VC) % 32, o = e / (VC * 32);
-            if (o < st.nv[L]) epi(st.v[L][o * VC + j], st.n[L], st.c[L] + j, st.base[L] + o * p.ys[3] + j);
+                for (int j = 0; j < VC; j++) st.v[lane][o * VC + j] = acc[o][j];
+            st.base[lane] = n * p.ys[0] + c + oy * p.ys[2] + ox0 * p.ys[3];
+            st.n[lane] = n;
+            st.c[lane] = c;
+            st.nv[lane] = act ? (OW - ox0 < OX ? OW - ox0 : OX) : 0;
+            __syncwarp();
+#pragma unroll
+            for (int e = lane; e < 32 * OX * VC; e += 32) {
+                const int j = e % VC, L = (e / VC) % 32, o = e / (VC * 32);
+                if (o < st.nv[L]) epi(st.v[L][o * VC + j], st.n[L], st.c[L] + j, st.base[L] + o * p.ys[3] + j);
+            }
+            __syncwarp();
         }
-        __syncwarp();
     }
 }
 
@@ -609,12 +633,12 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
     {                                                                                                      \
         GCR_HOOK_LAMBDAS;                                                                                  \
-        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps and store staging */                      \
-        __shared__ gcr_dw_stage stg[8];                                                                    \
-        if (p.KH == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg, pro, epi);                      \
-        else if (p.KH == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg, pro, epi);                              \
-        else if (p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg, pro, epi);                              \
-        else gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg, pro, epi);                                             \
+        __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps */                                        \
+        __shared__ gcr_dw_stages<sizeof(T)> stg; /* store staging (f32) */                                 \
+        if (p.KH == 3 && p.sw == 1) gcr_dw_vec<3, 1, T>(p, x, w, wsm, stg.get(), pro, epi, epi8);          \
+        else if (p.KH == 3) gcr_dw_vec<3, 2, T>(p, x, w, wsm, stg.get(), pro, epi, epi8);                  \
+        else if (p.sw == 1) gcr_dw_vec<5, 1, T>(p, x, w, wsm, stg.get(), pro, epi, epi8);                  \
+        else gcr_dw_vec<5, 2, T>(p, x, w, wsm, stg.get(), pro, epi, epi8);                                 \
     }
 
 /* all three entries of one dtype (the default kernels); a hooked program takes only the one it runs */

@@ -26,12 +26,23 @@
  *                              NCHW or NHWC for conv, row-major for matmul/linear). Runs exactly
  *                              once per output element (after any in-block K split). Default:
  *                              gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0.0f))
+ *   GCR_EPILOGUE8(acc8, n, o, idx) optional: the same as GCR_EPILOGUE(acc8[j], n, o + j, idx + j)
+ *                              for j = 0..7 (acc8: const float *, bias NOT added), called where the
+ *                              8 outputs are consecutive elements of the result (channel-contiguous,
+ *                              o + 7 < N). Exists because one call per element meant 2-byte stores
+ *                              and per-element index math, which bounded short-K f16 1x1 convs: it
+ *                              computes the 8 values in f32, then moves full-layout operands as
+ *                              16-byte vectors where aligned (common.cuh gcr_ld8/gcr_st8), else
+ *                              element by element, rounding each value as GCR_EPILOGUE would.
+ *                              Default: 8 GCR_EPILOGUE calls where only that is defined, else the
+ *                              biased values stored by gcr_dn_st8 (one vector where aligned).
  *   GCR_EXTRA_PARAMS           text appended to every kernel's parameter list, starting with a
  *                              comma (", const float* __restrict__ res, float alpha"); the hooks
  *                              may use these names. Default: empty. The host launcher passes the
  *                              matching arguments after the standard ones.
  *   In scope for the hooks: p (gcr_dense_args), x, w, out, bias (may be null), and
- *   gcr_dn_ld/gcr_dn_st (f32 load/store of float, gcr_dn_f16, gcr_dn_bf16 buffers).
+ *   gcr_dn_ld/gcr_dn_st (f32 load/store of float, gcr_dn_f16, gcr_dn_bf16 buffers), and for
+ *   GCR_EPILOGUE8 gcr_dn_bias8/gcr_dn_st8 (below) and gcr_ld8/gcr_st8 (common.cuh).
  *   Define GCR_NO_DEFAULT_KERNELS to instantiate only your own kernels with
  *   GCR_DENSE_KERNEL(name, T, CFG); GCR_DTYPE_ONLY (GCR_DT_F32/F16/BF16) limits the defaults to one
  *   dtype (fewer kernels to compile).
@@ -81,6 +92,37 @@ __device__ __forceinline__ void gcr_dn_st(float *p, long long i, float v) { p[i]
 __device__ __forceinline__ void gcr_dn_st(gcr_dn_f16 *p, long long i, float v) { p[i].u = gcr_dn_bits16(v, p); }
 __device__ __forceinline__ void gcr_dn_st(gcr_dn_bf16 *p, long long i, float v) { p[i].u = gcr_dn_bits16(v, p); }
 
+/* the dtype code (abi.h) of a storage type, for common.cuh's 8-element accesses */
+template <typename T> struct gcr_dn_dt;
+template <> struct gcr_dn_dt<float> { enum { v = GCR_DT_F32 }; };
+template <> struct gcr_dn_dt<gcr_dn_f16> { enum { v = GCR_DT_F16 }; };
+template <> struct gcr_dn_dt<gcr_dn_bf16> { enum { v = GCR_DT_BF16 }; };
+
+/* GCR_EPILOGUE8's helpers: acc8[j] + bias[o + j] (+ 0.0f without a bias, as GCR_EPILOGUE adds it)
+ * as a value whose v a hook call can take; p[i .. i + 7] = v as one vector store where aligned */
+struct gcr_dn_f8 { float v[8]; };
+template <typename T> __device__ __forceinline__ gcr_dn_f8 gcr_dn_bias8(const float *acc8, const T *bias, long long o)
+{
+    gcr_dn_f8 r;
+    float b[8];
+    if (bias) gcr_ld8<gcr_dn_dt<T>::v>(bias, o, b);
+#pragma unroll
+    for (int j = 0; j < 8; j++) r.v[j] = acc8[j] + (bias ? b[j] : 0.0f);
+    return r;
+}
+template <typename T> __device__ __forceinline__ void gcr_dn_st8(T *p, long long i, const float *v)
+{
+    gcr_st8<gcr_dn_dt<T>::v>(p, i, v);
+}
+
+/* GCR_EPILOGUE8 where only GCR_EPILOGUE is hooked: 8 calls of the one-element hook */
+template <class Epi>
+__device__ __forceinline__ void gcr_dn_epi8_each(Epi &epi, const float *acc8, int n, int o, long long idx)
+{
+#pragma unroll
+    for (int j = 0; j < 8; j++) epi(acc8[j], n, o + j, idx + j);
+}
+
 /* ---------------------------------------------------------------- hooks (defaults) */
 
 #ifndef GCR_PROLOGUE
@@ -90,6 +132,13 @@ __device__ __forceinline__ void gcr_dn_st(gcr_dn_bf16 *p, long long i, float v) 
 #ifndef GCR_PROLOGUE_IDENTITY
 #define GCR_PROLOGUE_IDENTITY 0
 #endif
+#ifndef GCR_EPILOGUE8
+#ifdef GCR_EPILOGUE
+#define GCR_EPILOGUE8(acc8, n, o, idx) gcr_dn_epi8_each(epi, (acc8), (n), (o), (idx))
+#else
+#define GCR_EPILOGUE8(acc8, n, o, idx) gcr_dn_st8(out, (idx), gcr_dn_bias8((acc8), bias, (o)).v)
+#endif
+#endif
 #ifndef GCR_EPILOGUE
 #define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), (acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f))
 #endif
@@ -98,10 +147,12 @@ __device__ __forceinline__ void gcr_dn_st(gcr_dn_bf16 *p, long long i, float v) 
 #endif
 
 /* The hooks as the lambdas every engine body takes, declared first thing in a kernel entry whose
- * parameters include out and bias (and the GCR_EXTRA_PARAMS the hooks read). */
+ * parameters include out and bias (and the GCR_EXTRA_PARAMS the hooks read); epi8 only where an
+ * engine stores 8 consecutive outputs of a thread at once. */
 #define GCR_HOOK_LAMBDAS                                                                                   \
     auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                    \
-    auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); }
+    auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };            \
+    [[maybe_unused]] auto epi8 = [&](const float *a8, int n, int o, long long idx) { GCR_EPILOGUE8(a8, n, o, idx); }
 
 /* ---------------------------------------------------------------- problem */
 

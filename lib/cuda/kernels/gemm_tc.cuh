@@ -8,7 +8,8 @@
  * Same problem, args (gcr_dense_args) and FUSION CONTRACT as gemm.cuh (read its top comment): the
  * prologue runs on each thread's own freshly landed chunks in shared memory (rounded to T, padding
  * left 0) before the block reads them; the epilogue runs once per output element from a staged
- * accumulator chunk, stores running along the output's contiguous dim.
+ * accumulator chunk, stores running along the output's contiguous dim (8 consecutive channels a
+ * call, GCR_EPILOGUE8, for channel-contiguous outputs outside split-K).
  *
  * A layouts (AT): 0 k-contiguous rows (NHWC conv, row-major matmul): A(r, k) at rowA(r) + k, with
  *   rowA decoded as in gemm.cuh; 1 pixel-contiguous (NCHW 1x1 stride-1 conv with dense spatial
@@ -29,8 +30,9 @@
  *   k runs over kernel rows, k = ky*RW + kx*C + c, each row's KW*C elements padded to RW, a whole
  *   number of chunks (K' = KH*RW; the padding's products are zeros): a 7x7 RGB stem's K' is 168,
  *   where padding every tap to a chunk made it 392 (2.3x the MMA work). Chunks are gathered
- *   element by element (any strides, any alignment) through registers for both A and B, the
- *   prologue applied as they are gathered.
+ *   element by element (any strides, any alignment) through registers for both A and B, the next
+ *   tile's in flight while this tile's MMAs run (as AT 2's), the prologue applied as they are
+ *   gathered.
  * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these.
  * Split-K (p.ksplit > 1, every layout): where the output tiles are fewer than the SMs (batch 1, the
  * 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of k tiles; they meet in
@@ -218,9 +220,9 @@ __device__ __forceinline__ bool gcr_tc_splitk(const gcr_dense_args &p, float (&a
     return true;
 }
 
-template <typename T, class CFG, class Pro, class Epi>
+template <typename T, class CFG, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
-                                             Pro &pro, Epi &epi)
+                                             Pro &pro, Epi &epi, Epi8 &epi8)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     typedef typename gcr_tc_elem<T>::t E;
@@ -235,7 +237,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     enum { LDA = TM ? BM + EPC : BK + EPC, A_ROWS = TM ? BK : BM, LDB = BK + EPC };
     enum { A_CH = BM * BK / EPC, B_CH = BN * BK / EPC, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
     enum { NE = BM * BK / NT, KE = NT / BM }; /* AT 2: elements per thread, k step between them */
-    enum { LDC = BN + 1 };
+    enum { LDC = BN + 4 }; /* the staged chunk's longer row pitch (the epilogue picks one) */
     static_assert(NI % 2 == 0 && A_CH % NT == 0, "tile shape");
     struct stage {
         E a[A_ROWS][LDA];
@@ -255,7 +257,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     __shared__ long long rowC[BM];
     __shared__ int rown[BM];
     stage *sg = (stage *)raw;
-    float (*Cs)[LDC] = (float (*)[LDC])raw;
+    float *Cs = (float *)raw;
 
     const int t = threadIdx.x, M = (int)p.M, N = (int)p.N, K = (int)p.K;
     /* split-K: grid x is the row tiles times p.ksplit, split s = blockIdx.x / row tiles */
@@ -367,8 +369,29 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
     const long long astep = TM ? BK * p.xs[1] : BK; /* AT 0, 1: A chunk's step per k tile */
 
-    unsigned short ea[AT == 2 ? NE : 1]; /* AT 2: the next tile's A elements, in flight */
+    /* AT 2 and 4: the next tile's A elements / A and B chunks, in flight in registers while this
+     * tile's MMAs run, stored to shared memory after them */
+    unsigned short ea[AT == 2 ? NE : 1];
+    uint4 ga[AT == 4 ? NCA : 1], gb[AT == 4 ? NCB : 1];
     auto eload = [&](int kt) {
+        if constexpr (AT == 4) { /* this thread's chunks: elements j0.. of kernel row ky, one by one */
+            const int k = kt * BK + (t % (BK / EPC)) * EPC, ky = k / RW, j0 = k - ky * RW;
+            const int dy = k < KK ? ky * (int)p.dh : GCR_DN_OUT; /* k >= KK: every test fails */
+            const int kw = (int)p.KW, dw = (int)p.dw, W = (int)p.W;
+#pragma unroll
+            for (int i = 0; i < NCA; i++) { /* a row past M has iy0 = GCR_DN_OUT */
+                const bool ok = (unsigned)(iy0[i] + dy) < (unsigned)p.H;
+                ga[i] = gcr_tc_row_gather<T>(ok ? pa[i] + (long long)dy * p.xs[2] : x, ok, j0, C0, kw, ix0[i], dw, W,
+                                             dw * (int)p.xs[3], (int)p.xs[1], pro, !GCR_PROLOGUE_IDENTITY, na[i] + zn, zc);
+            }
+#pragma unroll
+            for (int i = 0; i < NCB; i++) {
+                const bool ok = okb[i] && dy != GCR_DN_OUT;
+                if (t + i * NT < B_CH)
+                    gb[i] = gcr_tc_row_gather<T>(ok ? pb[i] - kb[i] + (long long)ky * p.ws[2] : w, ok, j0, C0, kw, 0, 1, kw,
+                                                 (int)p.ws[3], (int)p.ws[1], pro, false, 0, 0);
+            }
+        }
         if constexpr (AT == 2) {
 #pragma unroll
         for (int j = 0; j < NE; j++) {
@@ -387,6 +410,14 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         }
     };
     auto estore = [&](int kt) {
+        if constexpr (AT == 4) {
+            stage &s = sg[kt % ST];
+#pragma unroll
+            for (int i = 0; i < NCA; i++) *(uint4 *)&s.a[la[i]][ka[i]] = ga[i];
+#pragma unroll
+            for (int i = 0; i < NCB; i++)
+                if (t + i * NT < B_CH) *(uint4 *)&s.b[(t + i * NT) / (BK / EPC)][kb[i]] = gb[i];
+        }
         if constexpr (AT == 2) {
         stage &s = sg[kt % ST];
 #pragma unroll
@@ -398,28 +429,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         const int k0 = kt * BK;
         tapoff o;
         if constexpr (AT == 3) o = tap_of(kt);
-        if constexpr (AT == 4) { /* this thread's chunks: elements j0.. of kernel row ky, one by one */
-            const int k = k0 + (t % (BK / EPC)) * EPC, ky = k / RW, j0 = k - ky * RW;
-            const int dy = k < KK ? ky * (int)p.dh : GCR_DN_OUT; /* k >= KK: every test fails */
-            const int kw = (int)p.KW, dw = (int)p.dw, W = (int)p.W;
-#pragma unroll
-            for (int i = 0; i < NCA; i++) { /* a row past M has iy0 = GCR_DN_OUT */
-                const bool ok = (unsigned)(iy0[i] + dy) < (unsigned)p.H;
-                *(uint4 *)&s.a[la[i]][ka[i]] =
-                    gcr_tc_row_gather<T>(ok ? pa[i] + (long long)dy * p.xs[2] : x, ok, j0, C0, kw, ix0[i], dw, W,
-                                         dw * (int)p.xs[3], (int)p.xs[1], pro, !GCR_PROLOGUE_IDENTITY, na[i] + zn, zc);
-            }
-#pragma unroll
-            for (int i = 0; i < NCB; i++) {
-                const int e = t + i * NT;
-                const bool ok = okb[i] && dy != GCR_DN_OUT;
-                if (e < B_CH)
-                    *(uint4 *)&s.b[e / (BK / EPC)][kb[i]] =
-                        gcr_tc_row_gather<T>(ok ? pb[i] - kb[i] + (long long)ky * p.ws[2] : w, ok, j0, C0, kw, 0, 1, kw,
-                                             (int)p.ws[3], (int)p.ws[1], pro, false, 0, 0);
-            }
-            return;
-        }
+        if constexpr (AT == 4) return; /* gathered through registers: eload / estore */
 #pragma unroll
         for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
             void *dst = TM ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
@@ -480,7 +490,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     for (int s = 0; s < ST - 1; s++) {
         if (k_lo + s < k_hi) {
             issue(k_lo + s);
-            if constexpr (AT == 2) {
+            if constexpr (AT == 2 || AT == 4) {
                 eload(k_lo + s);
                 estore(k_lo + s);
             }
@@ -494,7 +504,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         const bool more = kt + ST - 1 < k_hi;
         if (more) issue(kt + ST - 1);
         asm volatile("cp.async.commit_group;\n" ::);
-        if constexpr (AT == 2) {
+        if constexpr (AT == 2 || AT == 4) {
             if (more) eload(kt + ST - 1); /* lands while this tile's math runs; stored below */
         }
         const stage &s = sg[kt % ST];
@@ -550,7 +560,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                         gcr_dn_mma16816<T>(acc[i][j], a[i], b[j]);
                 }
         }
-        if constexpr (AT == 2) {
+        if constexpr (AT == 2 || AT == 4) {
             if (more) estore(kt + ST - 1); /* that stage's last readers passed this iteration's barrier */
         }
     }
@@ -561,6 +571,16 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
 
     const bool rows_fast = p.ys[1] != 1;
+    /* channel-contiguous outputs store 8 columns a thread (GCR_EPILOGUE8), except from the split-K
+     * tiles: they run where output tiles are few, so their epilogue is a small part of the layer,
+     * and the 8-wide walk made their 64-register budget spill */
+    constexpr bool V8 = !CFG::SK;
+    /* the staged chunk's row pitch in floats: odd for NCHW outputs, whose warps read down a column
+     * (conflict-free); BN + 4 for channel-contiguous ones, whose threads read 8 consecutive columns
+     * as two 16-byte vectors: rows stay 16-byte aligned, and with a pitch of BN / 4 + 1 vectors and
+     * the threads past the fourth of each 8 reading their second vector first, the 8 threads of a
+     * vector access hit distinct banks in every full tile */
+    const int ldc = rows_fast || !V8 ? BN + 1 : BN + 4;
     const int g = lane >> 2, q2 = (lane & 3) * 2;
     for (int pass = 0; pass < CFG::WM; pass++) {
         if (wm == pass) {
@@ -570,21 +590,48 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                 for (int j = 0; j < NI; j++)
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        Cs[i * 16 + g + h * 8][wc + j * 8 + q2] = acc[i][j][h * 2];
-                        Cs[i * 16 + g + h * 8][wc + j * 8 + q2 + 1] = acc[i][j][h * 2 + 1];
+                        float *cr = Cs + (i * 16 + g + h * 8) * ldc + wc + j * 8 + q2;
+                        cr[0] = acc[i][j][h * 2];
+                        cr[1] = acc[i][j][h * 2 + 1];
                     }
         }
         __syncthreads();
         /* only the valid rows x columns: at K <= 24 the per-element epilogue is the layer's cost
          * (instruction-bound), and a partial column tile (N 72 in a 128 tile, 16 in 32) spent its
-         * masked iterations on nothing. e = s * fast + f walks the region with one division */
+         * masked iterations on nothing. e = s * fast + f walks a region with one division */
         const int rb = pass * TWM, nr = min(TWM, M - r0 - rb), nc = min(BN, N - c0);
-        if (nr > 0) {
-            const int fast = rows_fast ? nr : nc, df = NT % fast, ds = NT / fast;
+        int cs = 0; /* the per-element walk's first column */
+        if (V8 && nr > 0 && !rows_fast) {
+            /* channel-contiguous output: a thread per run of 8 columns of a row (GCR_EPILOGUE8:
+             * 16-byte stores), consecutive threads on consecutive runs, so a warp's stores are
+             * contiguous; the nc % 8 last columns go element by element below */
+            const int nv = nc >> 3;
+            cs = nv * 8;
+            if (nv > 0) {
+                const int df = NT % nv, ds = NT / nv;
+                int f = t % nv, s = t / nv;
+                for (int e = t; e < nr * nv; e += NT) {
+                    const float4 *cr = (const float4 *)(Cs + s * ldc + f * 8);
+                    const bool sw = (f >> 2) & 1;
+                    const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
+                    const float4 lo = sw ? b : a, hi = sw ? a : b;
+                    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
+                    f += df;
+                    s += ds;
+                    if (f >= nv) {
+                        f -= nv;
+                        s++;
+                    }
+                }
+            }
+        }
+        if (nr > 0 && cs < nc) {
+            const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
             int f = t % fast, s = t / fast;
-            for (int e = t; e < nr * nc; e += NT) {
-                const int r = rows_fast ? f : s, c = rows_fast ? s : f;
-                epi(Cs[r][c], rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+            for (int e = t; e < nr * ncs; e += NT) {
+                const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
+                epi(Cs[r * ldc + c], rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
                 f += df;
                 s += ds;
                 if (f >= fast) {
@@ -596,7 +643,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         __syncthreads();
     }
 #else
-    (void)p; (void)x; (void)w; (void)pro; (void)epi;
+    (void)p; (void)x; (void)w; (void)pro; (void)epi; (void)epi8;
     __trap(); /* the host never picks this engine below sm_80 */
 #endif
 }
@@ -607,7 +654,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
         GCR_HOOK_LAMBDAS;                                                                                  \
-        gcr_dense_tc<T, CFG>(p, x, w, pro, epi);                                                           \
+        gcr_dense_tc<T, CFG>(p, x, w, pro, epi, epi8);                                                     \
     }
 
 /* the tiles of one 16-bit dtype: gcr_dense_tc{128,64,32}[n|e|k]_<SFX> */
