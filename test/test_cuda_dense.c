@@ -553,17 +553,29 @@ static void test_splitk(void)
             CHECK(strstr(gcr_cuda_dense_last(gpu), "/s") != NULL, "conv C%d O%d k%dx%d %s: the heuristic splits K, ran %s",
                   k->C, k->O, k->KH, k->KW, dt_name(dts[d]), gcr_cuda_dense_last(gpu));
             conv_forced(k, dts[d], L_CL, "tc32", 1);
+            /* the wider split tiles, where N needs them */
+            const int og = k->O / k->groups, imp = k->KH * k->KW > 1 || k->ph || k->pw;
+            conv_forced(k, dts[d], L_CL, imp ? "64ks_" : "64s_", og > 32);
+            conv_forced(k, dts[d], L_CL, imp ? "128ks_" : "128s_", og > 64);
             splitk_repeat(k, dts[d]);
         }
     hooked_conv_f16(&few_tiles[0], L_CL); /* the epilogue runs once, in the last split's block */
     hooked_conv_f16(&few_tiles[2], L_CL); /* grouped, with the prologue in every split */
     hooked_conv_f16(&few_tiles[3], L_CL);
+    gcr_cuda_dense_force(gpu, "128ks_"); /* 8-column runs of the summed partials */
+    hooked_conv_f16(&few_tiles[0], L_CL);
+    gcr_cuda_dense_force(gpu, "64ks_"); /* a partial column tile: 40 = 5 runs of 8 */
+    hooked_conv_f16(&few_tiles[1], L_CL);
+    gcr_cuda_dense_force(gpu, "128s_");
+    hooked_conv_f16(&few_tiles[3], L_CL);
+    gcr_cuda_dense_force(gpu, NULL);
 }
 
 /* The deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in 60-80 KB of dynamic shared memory, which
- * the launcher allows the function on its first launch), reached only by forcing: the k-contiguous
- * 1x1 form ("d_", 64 wide) and the 128-wide implicit one, plain and with hooks; test_implicit and
- * test_tf32 run the implicit ones over every tap shape */
+ * the launcher allows the function on its first launch; the heuristic takes the 128-wide implicit
+ * one where it would take tc128k), forced here: the k-contiguous 1x1 form ("d_", 64 wide) and the
+ * 128-wide implicit one, plain and with hooks; test_implicit and test_tf32 run the implicit ones
+ * over every tap shape */
 static void test_deep(void)
 {
     const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
@@ -581,9 +593,10 @@ static void test_deep(void)
 }
 
 /* The small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte chunk,
- * each tap padded to one, gathered element by element), reached only by forcing: RGB stems of
- * MobileNet's and ResNet's shapes, odd channel counts, dilation, groups of 3, a partial 128-wide
- * column tile; f16 and bf16 here, TF32 in test_tf32; plain and with hooks */
+ * kernel rows packed into chunks, gathered element by element), the heuristic's pick and forced:
+ * RGB stems of MobileNet's and ResNet's shapes, odd channel counts, dilation, groups of 3, a
+ * partial 128-wide column tile, any operand layout; f16 and bf16 here, TF32 in test_tf32; plain
+ * and with hooks */
 static const conv_case stems[] = {
     /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
     {4, 3, 33, 33, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   /* 3x3 s2 into 16 (MobileNet's stem, smaller) */

@@ -140,10 +140,14 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 2, GCR_TC_MB(4)> gcr_cfg_tc32e;
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 3, 2> gcr_cfg_tc128k;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 3, GCR_TC_MB(3)> gcr_cfg_tc64k;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4)> gcr_cfg_tc32k;
-/* split-K (SK 1) kernels of their own: the partials' exchange keeps every accumulator live past
- * the main loop, which the unsplit tiles' register budgets would pay for in spills */
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(4), 1> gcr_cfg_tc32s;
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4), 1> gcr_cfg_tc32ks;
+/* split-K (SK 1): kernels of their own, so the unsplit tiles carry no split code; 32, 64 and 128
+ * wide, the partials written from the epilogue's staged chunks (no accumulator outlives its pass) */
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(3), 1> gcr_cfg_tc32s;
+typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(3), 1> gcr_cfg_tc32ks;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0, 2, 1> gcr_cfg_tc64s;
+typedef gcr_tc_cfg<128, 64, 4, 2, 3, 3, 2, 1> gcr_cfg_tc64ks;
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 0, 2, 1> gcr_cfg_tc128s;
+typedef gcr_tc_cfg<128, 128, 2, 4, 2, 3, 2, 1> gcr_cfg_tc128ks;
 /* small-channel implicit GEMM (AT 4: stems) */
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 4, 2> gcr_cfg_tc128c;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 4, GCR_TC_MB(2)> gcr_cfg_tc64c;
@@ -177,32 +181,18 @@ template <int MI, int NI, class F> __device__ __forceinline__ void gcr_tc_each_a
             for (int q = 0; q < 4; q++) f(i, j, q);
 }
 
-/* Split-K's meeting point, after a block's k tiles: every split stores its accumulators as f32
- * partials ([element][thread] within the split's BM*BN floats, so the stores coalesce; only the
- * elements of rows and columns inside the problem, nr x nc from the tile's corner) and counts itself
- * in on the tile's counter; the last to arrive resets the counter and sums the ks partials, its own
- * included, in split order (so the result does not depend on which block came last and is
- * bit-identical run to run) into acc, and returns true to run the epilogue; the others return
- * false. Each pass over a split issues all of a thread's loads at once (the partials are in L2).
- * The fences order the partials before the count (release) and the reads after it (acquire); the
- * partials go through L2 only (__stcg, __ldcg). Called by every thread of the block. */
-template <int NT, int MI, int NI>
-__device__ __forceinline__ bool gcr_tc_splitk(const gcr_dense_args &p, float (&acc)[MI][NI][4], int split, int ks, int rt,
-                                              int wr, int wc, int nr, int nc)
+/* Split-K's meeting point: a split has stored its partial tile (f32, [BM][BN] row-major, only the
+ * rows and columns inside the problem) at p.part + (tile * ks + split) * BM * BN through L2
+ * (__stcg); it counts itself in on the tile's counter, and the last of the ks to arrive resets the
+ * counter and returns true to sum the ks partials and run the epilogue. The fences order the
+ * partials before the count (release) and the sum's reads after it (acquire). Called by every
+ * thread of the block. */
+__device__ __forceinline__ bool gcr_tc_split_arrive(const gcr_dense_args &p, long long tile, int ks)
 {
-    enum { NA = MI * NI * 4 };
     __shared__ int last;
-    const int t = threadIdx.x, g = (t & 31) >> 2, q2 = (t & 3) * 2;
-    const long long tile = ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
-    float *part = p.part + tile * ks * (NA * NT);
-    /* accumulator (i, j, q) holds row wr + i*16 + g + (q/2)*8, column wc + j*8 + q2 + q%2 */
-    auto in = [&](int i, int j, int q) { return wr + i * 16 + g + (q >> 1) * 8 < nr && wc + j * 8 + q2 + (q & 1) < nc; };
-    gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) {
-        if (in(i, j, q)) __stcg(&part[(long long)split * NA * NT + ((i * NI + j) * 4 + q) * NT + t], acc[i][j][q]);
-    });
     __threadfence();
     __syncthreads();
-    if (t == 0) {
+    if (threadIdx.x == 0) {
         const unsigned prev = atomicAdd(&p.sem[tile], 1u);
         last = prev == (unsigned)ks - 1;
         if (last) p.sem[tile] = 0; /* every split has arrived: the next kernel finds it 0 */
@@ -210,13 +200,6 @@ __device__ __forceinline__ bool gcr_tc_splitk(const gcr_dense_args &p, float (&a
     __syncthreads();
     if (!last) return false;
     __threadfence();
-    gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) { acc[i][j][q] = 0.0f; });
-    for (int s = 0; s < ks; s++) {
-        const float *ps = part + (long long)s * NA * NT + t;
-        gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) {
-            if (in(i, j, q)) acc[i][j][q] += __ldcg(&ps[((i * NI + j) * 4 + q) * NT]);
-        });
-    }
     return true;
 }
 
@@ -566,22 +549,91 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
-    if constexpr (CFG::SK) {
-        if (ks > 1 && !gcr_tc_splitk<NT>(p, acc, split, ks, rt, wr, wc, M - r0, N - c0)) return; /* another split stores it */
-    }
 
     const bool rows_fast = p.ys[1] != 1;
-    /* channel-contiguous outputs store 8 columns a thread (GCR_EPILOGUE8), except from the split-K
-     * tiles: they run where output tiles are few, so their epilogue is a small part of the layer,
-     * and the 8-wide walk made their 64-register budget spill */
-    constexpr bool V8 = !CFG::SK;
     /* the staged chunk's row pitch in floats: odd for NCHW outputs, whose warps read down a column
      * (conflict-free); BN + 4 for channel-contiguous ones, whose threads read 8 consecutive columns
      * as two 16-byte vectors: rows stay 16-byte aligned, and with a pitch of BN / 4 + 1 vectors and
      * the threads past the fourth of each 8 reading their second vector first, the 8 threads of a
      * vector access hit distinct banks in every full tile */
-    const int ldc = rows_fast || !V8 ? BN + 1 : BN + 4;
-    const int g = lane >> 2, q2 = (lane & 3) * 2;
+    const int ldc = rows_fast ? BN + 1 : BN + 4;
+    const int g = lane >> 2, q2 = (lane & 3) * 2, zo_o = gcr_dn_zo_o(p), nc = min(BN, N - c0);
+    /* split-K: the tile's index among the grid's, this block's partial tile, and all ks of them */
+    const long long tile = ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+    const bool splitting = CFG::SK && ks > 1;
+    float *mine = splitting ? p.part + (tile * ks + split) * (long long)(BM * BN) : nullptr;
+    const float *all = splitting ? p.part + tile * ks * (long long)(BM * BN) : nullptr;
+    /* a value of the tile (row r from the walk's first row, column c), and 8 consecutive ones: from
+     * the staged chunk, or (parts) the ks partials summed in split order, so the result is
+     * bit-identical whichever split came last */
+    auto get1 = [&](bool parts, int r, int c) -> float {
+        if (!parts) return Cs[r * ldc + c];
+        float v = 0.0f;
+        for (int q = 0; q < ks; q++) v += __ldcg(&all[q * (BM * BN) + r * BN + c]);
+        return v;
+    };
+    auto get8 = [&](bool parts, int r, int c, float (&v)[8]) {
+        if (!parts) {
+            const float4 *cr = (const float4 *)(Cs + r * ldc + c);
+            const bool sw = (c >> 5) & 1; /* the bank order above: runs past the fourth of each 8 */
+            const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
+            const float4 lo = sw ? b : a, hi = sw ? a : b;
+            v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
+            v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+            return;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++) v[j] = 0.0f;
+        for (int q = 0; q < ks; q++) {
+            const float4 *pq = (const float4 *)&all[q * (BM * BN) + r * BN + c];
+            const float4 a = __ldcg(pq), b = __ldcg(pq + 1);
+            v[0] += a.x; v[1] += a.y; v[2] += a.z; v[3] += a.w;
+            v[4] += b.x; v[5] += b.y; v[6] += b.z; v[7] += b.w;
+        }
+    };
+    /* The epilogue over rows rb .. rb + nr of the tile, values from get1 / get8. Only the valid rows
+     * x columns: at K <= 24 the per-element epilogue is the layer's cost (instruction-bound), and a
+     * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing. Channel-contiguous outputs go a thread
+     * per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte stores), consecutive threads on
+     * consecutive runs so a warp's stores are contiguous, the nc % 8 last columns element by
+     * element; e = s * fast + f walks a region with one division. */
+    auto walk = [&](int rb, int nr, bool parts) {
+        if (nr <= 0) return;
+        int cs = 0; /* the per-element walk's first column */
+        if (!rows_fast) {
+            const int nv = nc >> 3;
+            cs = nv * 8;
+            if (nv > 0) {
+                const int df = NT % nv, ds = NT / nv;
+                int f = t % nv, s = t / nv;
+                for (int e = t; e < nr * nv; e += NT) {
+                    float v[8];
+                    get8(parts, s, f * 8, v);
+                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + zo_o, blk.zo + rowC[rb + s] + (c0 + f * 8));
+                    f += df;
+                    s += ds;
+                    if (f >= nv) {
+                        f -= nv;
+                        s++;
+                    }
+                }
+            }
+        }
+        if (cs < nc) {
+            const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
+            int f = t % fast, s = t / fast;
+            for (int e = t; e < nr * ncs; e += NT) {
+                const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
+                epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + zo_o, blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+                f += df;
+                s += ds;
+                if (f >= fast) {
+                    f -= fast;
+                    s++;
+                }
+            }
+        }
+    };
     for (int pass = 0; pass < CFG::WM; pass++) {
         if (wm == pass) {
 #pragma unroll
@@ -596,51 +648,20 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                     }
         }
         __syncthreads();
-        /* only the valid rows x columns: at K <= 24 the per-element epilogue is the layer's cost
-         * (instruction-bound), and a partial column tile (N 72 in a 128 tile, 16 in 32) spent its
-         * masked iterations on nothing. e = s * fast + f walks a region with one division */
-        const int rb = pass * TWM, nr = min(TWM, M - r0 - rb), nc = min(BN, N - c0);
-        int cs = 0; /* the per-element walk's first column */
-        if (V8 && nr > 0 && !rows_fast) {
-            /* channel-contiguous output: a thread per run of 8 columns of a row (GCR_EPILOGUE8:
-             * 16-byte stores), consecutive threads on consecutive runs, so a warp's stores are
-             * contiguous; the nc % 8 last columns go element by element below */
-            const int nv = nc >> 3;
-            cs = nv * 8;
-            if (nv > 0) {
-                const int df = NT % nv, ds = NT / nv;
-                int f = t % nv, s = t / nv;
-                for (int e = t; e < nr * nv; e += NT) {
-                    const float4 *cr = (const float4 *)(Cs + s * ldc + f * 8);
-                    const bool sw = (f >> 2) & 1;
-                    const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
-                    const float4 lo = sw ? b : a, hi = sw ? a : b;
-                    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
-                    f += df;
-                    s += ds;
-                    if (f >= nv) {
-                        f -= nv;
-                        s++;
-                    }
-                }
-            }
-        }
-        if (nr > 0 && cs < nc) {
-            const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
-            int f = t % fast, s = t / fast;
-            for (int e = t; e < nr * ncs; e += NT) {
-                const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
-                epi(Cs[r * ldc + c], rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
-                f += df;
-                s += ds;
-                if (f >= fast) {
-                    f -= fast;
-                    s++;
-                }
+        const int rb = pass * TWM, nr = min(TWM, M - r0 - rb);
+        if (!splitting) {
+            walk(rb, nr, false);
+        } else { /* the valid region of these rows into the partial tile, a row's columns contiguous */
+            for (int e = t; e < nr * nc; e += NT) {
+                const int r = e / nc, c = e - r * nc;
+                __stcg(&mine[(rb + r) * BN + c], Cs[r * ldc + c]);
             }
         }
         __syncthreads();
+    }
+    if constexpr (CFG::SK) {
+        if (!splitting || !gcr_tc_split_arrive(p, tile, ks)) return; /* another split stores it */
+        walk(0, min(BM, M - r0), true); /* the last split */
     }
 #else
     (void)p; (void)x; (void)w; (void)pro; (void)epi; (void)epi8;
@@ -673,6 +694,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32k_##SFX, T, gcr_cfg_tc32k)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32s_##SFX, T, gcr_cfg_tc32s)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_##SFX, T, gcr_cfg_tc32ks)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64s_##SFX, T, gcr_cfg_tc64s)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64ks_##SFX, T, gcr_cfg_tc64ks)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128s_##SFX, T, gcr_cfg_tc128s)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128ks_##SFX, T, gcr_cfg_tc128ks)                                       \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128d_##SFX, T, gcr_cfg_tc128d)                                         \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64d_##SFX, T, gcr_cfg_tc64d)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128kd_##SFX, T, gcr_cfg_tc128kd)                                       \
@@ -700,6 +725,10 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc64k_tf32, float, gcr_cfg_tc64k)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32k_tf32, float, gcr_cfg_tc32k)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32s_tf32, float, gcr_cfg_tc32s)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32ks_tf32, float, gcr_cfg_tc32ks)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64s_tf32, float, gcr_cfg_tc64s)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64ks_tf32, float, gcr_cfg_tc64ks)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128s_tf32, float, gcr_cfg_tc128s)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128ks_tf32, float, gcr_cfg_tc128ks)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128d_tf32, float, gcr_cfg_tc128d)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64d_tf32, float, gcr_cfg_tc64d)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128kd_tf32, float, gcr_cfg_tc128kd)
