@@ -202,9 +202,9 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * the heuristic takes the widest that still gives every SM a block. Where none does, or where
      * that tile leaves a second block per SM missing, split-K (channel-contiguous layouts, AT 0 and
      * 3): ks blocks per tile of a split tile of each width, offered to GCR_AUTOTUNE; the heuristic
-     * takes the widest split that gives every SM a block over a narrower unsplit tile (a 128-wide
-     * split reads A once per 128 columns, the 32-wide tile 4 times; H100, f16 b32: ResNet-50's
-     * 7x7-stage 3x3 convs took 103 us on the 32-wide tile, about 5.5x cuDNN) */
+     * takes the widest split that gives every SM a block where no unsplit tile does, and over a
+     * narrower unsplit tile on the terms below (a 128-wide split reads A once per 128 columns, the
+     * 32-wide tile 4 times) */
     if (at >= 0 && a->M > 8) {
         const int64_t trows = (a->M + 127) / 128, bk = 64 / (int64_t)gcr_dtype_size(dt), nk = (a->K + bk - 1) / bk;
         const char *ats = (const char *[]){"", "n", "e", "k"}[at];
@@ -231,7 +231,13 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
             any |= kss[w] > 1;
             if (kss[w] > 1 && (tiles * kss[w] >= sms || best < 0)) best = w;
         }
-        const int takes = best >= 0 && (wide < 0 || (32 << best) > wide_bn);
+        /* over an unsplit tile that fills the SMs, a split only where it is much wider or its splits
+         * keep long reductions (H100, f16 b32: ResNet-50's l4 3x3 at 32 -> 128 wide, 36 k tiles a
+         * split, 103 -> 54 us, its l4 1x1 at 16 a split 36 -> 30 us; l3's 3x3 at 64 -> 128, 36 a split,
+         * 64 -> 54 us; but l3's 1x1 at 64 -> 128 with 16 a split 24 -> 30 us, and MobileNet's short-K
+         * 1x1s slower split in two) */
+        const int64_t per = best >= 0 ? nk / kss[best] : 0, wider = best >= 0 && wide_bn ? (32 << best) / wide_bn : 0;
+        const int takes = best >= 0 && (wide < 0 || (wider >= 4 && per >= 8) || (wider >= 2 && per >= 32));
         float *part;
         gcr_u32 *sem;
         /* the workspace (16 MB) is made for a split the heuristic takes, one GCR_AUTOTUNE may time

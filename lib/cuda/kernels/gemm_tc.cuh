@@ -557,23 +557,23 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
      * the threads past the fourth of each 8 reading their second vector first, the 8 threads of a
      * vector access hit distinct banks in every full tile */
     const int ldc = rows_fast ? BN + 1 : BN + 4;
-    const int g = lane >> 2, q2 = (lane & 3) * 2, zo_o = gcr_dn_zo_o(p), nc = min(BN, N - c0);
     /* split-K: the tile's index among the grid's, this block's partial tile, and all ks of them */
-    const long long tile = ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
     const bool splitting = CFG::SK && ks > 1;
+    const long long tile =
+        splitting ? ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z) : 0;
     float *mine = splitting ? p.part + (tile * ks + split) * (long long)(BM * BN) : nullptr;
     const float *all = splitting ? p.part + tile * ks * (long long)(BM * BN) : nullptr;
     /* a value of the tile (row r from the walk's first row, column c), and 8 consecutive ones: from
      * the staged chunk, or (parts) the ks partials summed in split order, so the result is
      * bit-identical whichever split came last */
     auto get1 = [&](bool parts, int r, int c) -> float {
-        if (!parts) return Cs[r * ldc + c];
+        if (!CFG::SK || !parts) return Cs[r * ldc + c];
         float v = 0.0f;
         for (int q = 0; q < ks; q++) v += __ldcg(&all[q * (BM * BN) + r * BN + c]);
         return v;
     };
     auto get8 = [&](bool parts, int r, int c, float (&v)[8]) {
-        if (!parts) {
+        if (!CFG::SK || !parts) {
             const float4 *cr = (const float4 *)(Cs + r * ldc + c);
             const bool sw = (c >> 5) & 1; /* the bank order above: runs past the fourth of each 8 */
             const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
@@ -598,6 +598,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
      * consecutive runs so a warp's stores are contiguous, the nc % 8 last columns element by
      * element; e = s * fast + f walks a region with one division. */
     auto walk = [&](int rb, int nr, bool parts) {
+        const int nc = min(BN, N - c0);
         if (nr <= 0) return;
         int cs = 0; /* the per-element walk's first column */
         if (!rows_fast) {
@@ -609,7 +610,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                 for (int e = t; e < nr * nv; e += NT) {
                     float v[8];
                     get8(parts, s, f * 8, v);
-                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + zo_o, blk.zo + rowC[rb + s] + (c0 + f * 8));
+                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
                     f += df;
                     s += ds;
                     if (f >= nv) {
@@ -624,7 +625,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             int f = t % fast, s = t / fast;
             for (int e = t; e < nr * ncs; e += NT) {
                 const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
-                epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + zo_o, blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+                epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p),
+                    blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
                 f += df;
                 s += ds;
                 if (f >= fast) {
@@ -636,6 +638,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     };
     for (int pass = 0; pass < CFG::WM; pass++) {
         if (wm == pass) {
+            const int g = lane >> 2, q2 = (lane & 3) * 2;
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -652,6 +655,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         if (!splitting) {
             walk(rb, nr, false);
         } else { /* the valid region of these rows into the partial tile, a row's columns contiguous */
+            const int nc = min(BN, N - c0);
             for (int e = t; e < nr * nc; e += NT) {
                 const int r = e / nc, c = e - r * nc;
                 __stcg(&mine[(rb + r) * BN + c], Cs[r * ldc + c]);
