@@ -221,16 +221,25 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
             }
         }
         if (wide >= 0 && p->def < 0) p->def = wide;
+        /* best: the widest split that fills the SMs with at least 8 k tiles a split, else the
+         * narrowest that fills them, else the narrowest (H100, f16: MobileNet's b14.pw at b32 took
+         * 14.8 us split 5 ways on the 32-wide tile, 21.2 split 7 ways on the 128-wide, 4 k tiles a
+         * split) */
         int64_t kss[3] = {0, 0, 0};
-        int best = -1, any = 0;
+        int best = -1, fill = -1, first = -1, any = 0;
         for (int w = 0; w < 3 && (at == 0 || at == 3) && (wide < 0 || wide_tiles < 2 * sms); w++) {
             const int bn = 32 << w;
             if (bn > 32 && a->N <= bn / 2) break;
             const int64_t tiles = trows * ((a->N + bn - 1) / bn) * z;
             kss[w] = split_ways(tiles, nk, bn, sms);
-            any |= kss[w] > 1;
-            if (kss[w] > 1 && (tiles * kss[w] >= sms || best < 0)) best = w;
+            if (kss[w] < 2) continue;
+            any = 1;
+            if (first < 0) first = w;
+            if (tiles * kss[w] < sms) continue;
+            if (fill < 0) fill = w;
+            if (nk / kss[w] >= 8) best = w;
         }
+        if (best < 0) best = fill >= 0 ? fill : first;
         /* over an unsplit tile that fills the SMs, a split only where it is much wider or its splits
          * keep long reductions (H100, f16 b32: ResNet-50's l4 3x3 at 32 -> 128 wide, 36 k tiles a
          * split, 103 -> 54 us, its l4 1x1 at 16 a split 36 -> 30 us; l3's 3x3 at 64 -> 128, 36 a split,
