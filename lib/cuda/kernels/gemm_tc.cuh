@@ -38,8 +38,8 @@
  * the SMs (batch 1, the 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of
  * k tiles; each writes its partial tile from the epilogue's staged chunks (so no accumulator lives
  * past its pass), they meet in gcr_tc_split_arrive, and the last to arrive sums the f32 partials in
- * split order and runs the epilogue, so fused epilogues apply unchanged and the result does not
- * depend on block order.
+ * split order inside the same epilogue walk as an unsplit tile (8-column runs included), so fused
+ * epilogues apply unchanged and the result does not depend on block order.
  * TF32 (f32 operands, AT 0 and 3, opt-in: knobs.tf32): the same tile in bytes. A 16-byte chunk is 4
  * floats instead of 8 halves, so BK is 16 elements instead of 32 and each k step of an mma is 8
  * (m16n8k8.tf32) instead of 16; the ldmatrix addresses, fragment registers and accumulator layout
@@ -142,8 +142,8 @@ typedef gcr_tc_cfg<128, 32, 4, 2, 3, 2, GCR_TC_MB(4)> gcr_cfg_tc32e;
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 3, 2> gcr_cfg_tc128k;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 3, GCR_TC_MB(3)> gcr_cfg_tc64k;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4)> gcr_cfg_tc32k;
-/* split-K (SK 1): kernels of their own, so the unsplit tiles carry no split code (at 128 registers
- * any more of it made the deep tile spill on sm_90); the 32- and 64-wide at 3 and 2 blocks per SM */
+/* split-K (SK 1): kernels of their own, so the unsplit tiles carry no split code; 32, 64 and 128
+ * wide, the partials written from the epilogue's staged chunks (no accumulator outlives its pass) */
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(3), 1> gcr_cfg_tc32s;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(3), 1> gcr_cfg_tc32ks;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0, 2, 1> gcr_cfg_tc64s;
@@ -553,24 +553,94 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
 
     const bool rows_fast = p.ys[1] != 1;
-    /* channel-contiguous outputs store 8 columns a thread (GCR_EPILOGUE8), except from the split-K
-     * tiles: they run where output tiles are few, so their epilogue is a small part of the layer,
-     * and the 8-wide walk made their 64-register budget spill */
-    constexpr bool V8 = !CFG::SK;
     /* the staged chunk's row pitch in floats: odd for NCHW outputs, whose warps read down a column
      * (conflict-free); BN + 4 for channel-contiguous ones, whose threads read 8 consecutive columns
      * as two 16-byte vectors: rows stay 16-byte aligned, and with a pitch of BN / 4 + 1 vectors and
      * the threads past the fourth of each 8 reading their second vector first, the 8 threads of a
      * vector access hit distinct banks in every full tile */
-    const int ldc = rows_fast || !V8 ? BN + 1 : BN + 4;
-    const int g = lane >> 2, q2 = (lane & 3) * 2;
-    /* split-K: the tile's index among the grid's, and this block's partial tile */
+    const int ldc = rows_fast ? BN + 1 : BN + 4;
+    /* split-K: the tile's index among the grid's, this block's partial tile, and all ks of them */
     const bool splitting = CFG::SK && ks > 1;
     const long long tile =
         splitting ? ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z) : 0;
     float *mine = splitting ? p.part + (tile * ks + split) * (long long)(BM * BN) : nullptr;
+    const float *all = splitting ? p.part + tile * ks * (long long)(BM * BN) : nullptr;
+    /* a value of the tile (row r from the walk's first row, column c), and 8 consecutive ones: from
+     * the staged chunk, or (parts) the ks partials summed in split order, so the result is
+     * bit-identical whichever split came last */
+    auto get1 = [&](bool parts, int r, int c) -> float {
+        if (!CFG::SK || !parts) return Cs[r * ldc + c];
+        float v = 0.0f;
+        for (int q = 0; q < ks; q++) v += __ldcg(&all[q * (BM * BN) + r * BN + c]);
+        return v;
+    };
+    auto get8 = [&](bool parts, int r, int c, float (&v)[8]) {
+        if (!CFG::SK || !parts) {
+            const float4 *cr = (const float4 *)(Cs + r * ldc + c);
+            const bool sw = (c >> 5) & 1; /* the bank order above: runs past the fourth of each 8 */
+            const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
+            const float4 lo = sw ? b : a, hi = sw ? a : b;
+            v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
+            v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+            return;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++) v[j] = 0.0f;
+        for (int q = 0; q < ks; q++) {
+            const float4 *pq = (const float4 *)&all[q * (BM * BN) + r * BN + c];
+            const float4 a = __ldcg(pq), b = __ldcg(pq + 1);
+            v[0] += a.x; v[1] += a.y; v[2] += a.z; v[3] += a.w;
+            v[4] += b.x; v[5] += b.y; v[6] += b.z; v[7] += b.w;
+        }
+    };
+    /* The epilogue over rows rb .. rb + nr of the tile, values from get1 / get8. Only the valid rows
+     * x columns: at K <= 24 the per-element epilogue is the layer's cost (instruction-bound), and a
+     * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing. Channel-contiguous outputs go a thread
+     * per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte stores), consecutive threads on
+     * consecutive runs so a warp's stores are contiguous, the nc % 8 last columns element by
+     * element; e = s * fast + f walks a region with one division. */
+    auto walk = [&](int rb, int nr, bool parts) {
+        const int nc = min(BN, N - c0);
+        if (nr <= 0) return;
+        int cs = 0; /* the per-element walk's first column */
+        if (!rows_fast) {
+            const int nv = nc >> 3;
+            cs = nv * 8;
+            if (nv > 0) {
+                const int df = NT % nv, ds = NT / nv;
+                int f = t % nv, s = t / nv;
+                for (int e = t; e < nr * nv; e += NT) {
+                    float v[8];
+                    get8(parts, s, f * 8, v);
+                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
+                    f += df;
+                    s += ds;
+                    if (f >= nv) {
+                        f -= nv;
+                        s++;
+                    }
+                }
+            }
+        }
+        if (cs < nc) {
+            const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
+            int f = t % fast, s = t / fast;
+            for (int e = t; e < nr * ncs; e += NT) {
+                const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
+                epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p),
+                    blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+                f += df;
+                s += ds;
+                if (f >= fast) {
+                    f -= fast;
+                    s++;
+                }
+            }
+        }
+    };
     for (int pass = 0; pass < CFG::WM; pass++) {
         if (wm == pass) {
+            const int g = lane >> 2, q2 = (lane & 3) * 2;
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -583,71 +653,21 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                     }
         }
         __syncthreads();
-        /* only the valid rows x columns: at K <= 24 the per-element epilogue is the layer's cost
-         * (instruction-bound), and a partial column tile (N 72 in a 128 tile, 16 in 32) spent its
-         * masked iterations on nothing. e = s * fast + f walks a region with one division */
-        const int rb = pass * TWM, nr = min(TWM, M - r0 - rb), nc = min(BN, N - c0);
-        int cs = 0; /* the per-element walk's first column */
-        if (splitting) { /* the valid region of these rows into the partial tile, a row's columns contiguous */
+        const int rb = pass * TWM, nr = min(TWM, M - r0 - rb);
+        if (!splitting) {
+            walk(rb, nr, false);
+        } else { /* the valid region of these rows into the partial tile, a row's columns contiguous */
+            const int nc = min(BN, N - c0);
             for (int e = t; e < nr * nc; e += NT) {
                 const int r = e / nc, c = e - r * nc;
                 __stcg(&mine[(rb + r) * BN + c], Cs[r * ldc + c]);
-            }
-            cs = nc;
-        } else if (V8 && nr > 0 && !rows_fast) {
-            /* channel-contiguous output: a thread per run of 8 columns of a row (GCR_EPILOGUE8:
-             * 16-byte stores), consecutive threads on consecutive runs, so a warp's stores are
-             * contiguous; the nc % 8 last columns go element by element below */
-            const int nv = nc >> 3;
-            cs = nv * 8;
-            if (nv > 0) {
-                const int df = NT % nv, ds = NT / nv;
-                int f = t % nv, s = t / nv;
-                for (int e = t; e < nr * nv; e += NT) {
-                    const float4 *cr = (const float4 *)(Cs + s * ldc + f * 8);
-                    const bool sw = (f >> 2) & 1;
-                    const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
-                    const float4 lo = sw ? b : a, hi = sw ? a : b;
-                    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
-                    f += df;
-                    s += ds;
-                    if (f >= nv) {
-                        f -= nv;
-                        s++;
-                    }
-                }
-            }
-        }
-        if (nr > 0 && cs < nc) {
-            const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
-            int f = t % fast, s = t / fast;
-            for (int e = t; e < nr * ncs; e += NT) {
-                const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
-                epi(Cs[r * ldc + c], rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
-                f += df;
-                s += ds;
-                if (f >= fast) {
-                    f -= fast;
-                    s++;
-                }
             }
         }
         __syncthreads();
     }
     if constexpr (CFG::SK) {
         if (!splitting || !gcr_tc_split_arrive(p, tile, ks)) return; /* another split stores it */
-        /* the last split: the ks partials summed in split order (bit-identical whichever came last),
-         * a thread per element of the tile's valid region, consecutive threads along the output's
-         * contiguous dim */
-        const float *all = p.part + tile * ks * (long long)(BM * BN);
-        const int nr = min(BM, M - r0), nc = min(BN, N - c0);
-        for (int e = t; e < nr * nc; e += NT) {
-            const int r = rows_fast ? e % nr : e / nc, c = rows_fast ? e / nr : e % nc;
-            float v = 0.0f;
-            for (int q = 0; q < ks; q++) v += __ldcg(&all[q * (BM * BN) + r * BN + c]);
-            epi(v, rown[r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[r] + (long long)(c0 + c) * p.ys[1]);
-        }
+        walk(0, min(BM, M - r0), true); /* the last split */
     }
 #else
     (void)p; (void)x; (void)w; (void)pro; (void)epi; (void)epi8;
