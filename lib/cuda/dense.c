@@ -285,7 +285,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * chunk, e.g. an RGB stem, KH x KW > 1; k runs over kernel rows, gathered element by element, so
      * any strides do): the heuristic's pick over the mma tiles, the widest that gives every SM a
      * block, but not over the direct kernel where that has its pixels. H100, f16 (2026-11-26):
-     * ResNet-50's 7x7 stem (64 outputs) 407 -> 188 us at batch 32 against the mma tile;
+     * ResNet-50's 7x7 stem (64 outputs) 407 -> 171 us at batch 32 against the mma tile;
      * MobileNet-v3's 3x3 stem (16 outputs) 7.5 -> 5.7 us at batch 1, but 55 -> 67 us at batch 32
      * against the direct kernel */
     const int64_t taps = a->KH * a->KW, c0 = taps > 0 ? a->K / taps : 0;
