@@ -47,7 +47,7 @@
  * serves both. Operands are rounded to TF32 (cvt.rna) after ldmatrix, as cuBLAS/cuDNN do.
  * Kernels: gcr_dense_tc{128,64,32}[n|e|k]_{f16,bf16}: BM 128 x BN 128/64/32, n = AT 1, e = AT 2,
  * k = AT 3; gcr_dense_tc{128,64,32}[k]_tf32 (f32 programs built with GCR_TF32 defined); the split-K
- * tiles gcr_dense_tc32[k]s_{f16,bf16,tf32} (AT 0 and 3, 128 x 32); the deep-pipeline tiles
+ * tiles gcr_dense_tc{128,64,32}[k]s_{f16,bf16,tf32} (AT 0 and 3); the deep-pipeline tiles
  * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory); the small-channel
  * tiles gcr_dense_tc{128,64,32}c_{f16,bf16,tf32} (AT 4). */
 #ifndef GCR_GEMM_TC_CUH
