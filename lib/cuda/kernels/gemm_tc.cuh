@@ -595,10 +595,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     };
     /* The epilogue over rows rb .. rb + nr of the tile, values from get1 / get8. Only the valid rows
      * x columns: at K <= 24 the per-element epilogue is the layer's cost (instruction-bound), and a
-     * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing. Channel-contiguous outputs go a thread
-     * per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte stores), consecutive threads on
-     * consecutive runs so a warp's stores are contiguous, the nc % 8 last columns element by
-     * element; e = s * fast + f walks a region with one division. */
+     * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing.
+     * Channel-contiguous outputs go a thread per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte
+     * stores), consecutive threads on consecutive runs so a warp's stores are contiguous, the nc % 8
+     * last columns element by element; e = s * fast + f walks a region with one division. */
     auto walk = [&](int rb, int nr, bool parts) {
         const int nc = min(BN, N - c0);
         if (nr <= 0) return;
