@@ -592,6 +592,42 @@ static void test_deep(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
+/* The row-stream tiles (gemm_tc.cuh PS: a grid of a few blocks per SM, each walking row tiles with
+ * the next tile's loads in flight through this one's epilogue), forced: 1x1 convs whose row tiles
+ * straddle images (the prologue's per-image scale must follow the tile being multiplied, not the one
+ * loading), one short k tile (half zero fill), k tiles past one and not a multiple of it, partial
+ * column tiles, blocks with unequal tile counts, and a problem big enough for 3 tiles a block, which
+ * the heuristic puts on them; plain and hooked, TF32 in test_tf32 */
+static const conv_case streams[] = {
+    /* N  C    H    W   O  KH KW sh sw ph pw dh dw  g  b */
+    {3, 16, 20, 20, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},    /* K 16: 10 row tiles over 5 blocks */
+    {2, 40, 19, 23, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},    /* K 40: 2 k tiles; 7 row tiles, a block with 1 */
+    {2, 200, 15, 17, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* K 200: 7 k tiles; N 72, a partial 64 tile */
+    {4, 24, 17, 17, 40, 1, 1, 2, 2, 0, 0, 1, 1, 1, 1},    /* stride 2 (81 pixels an image), N 40 */
+    {2, 16, 300, 300, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 1407 row tiles: 3 a block at 132 SMs */
+};
+#define N_STREAMS (int)(sizeof streams / sizeof streams[0])
+
+static void test_streams(void)
+{
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    for (int i = 0; i < N_STREAMS; i++)
+        for (int d = 0; d < 2; d++) {
+            const conv_case *k = &streams[i];
+            conv_forced(k, dts[d], L_CL, "2p_", 1);
+            conv_forced(k, dts[d], L_CL, "4p_", k->O > 32);
+        }
+    conv_one(&streams[N_STREAMS - 1], GCR_F16, L_CL);
+    CHECK(strstr(ran, "2p_") != NULL, "a short-K 1x1 with 1407 row tiles: the heuristic's row stream, ran %s", ran);
+    for (int i = 0; i < N_STREAMS; i++) {
+        gcr_cuda_dense_force(gpu, "2p_");
+        hooked_conv_f16(&streams[i], L_CL);
+        gcr_cuda_dense_force(gpu, "4p_");
+        hooked_conv_f16(&streams[i], L_CL);
+    }
+    gcr_cuda_dense_force(gpu, NULL);
+}
+
 /* The small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte chunk,
  * kernel rows packed into chunks, gathered element by element), the heuristic's pick and forced:
  * RGB stems of MobileNet's and ResNet's shapes, odd channel counts, dilation, groups of 3, a
@@ -676,6 +712,13 @@ static void test_tf32(void)
     }
     hooked_conv_one(&few_tiles[0], L_CL);
     splitk_repeat(&few_tiles[5], GCR_F32);
+    for (int i = 0; i < N_STREAMS; i++) { /* the row streams: 16 floats per k tile */
+        conv_forced(&streams[i], GCR_F32, L_CL, "2p_", 1);
+        conv_forced(&streams[i], GCR_F32, L_CL, "4p_", streams[i].O > 32);
+    }
+    gcr_cuda_dense_force(gpu, "4p_");
+    hooked_conv_one(&streams[2], L_CL);
+    gcr_cuda_dense_force(gpu, NULL);
     for (int i = 0; i < N_STEMS; i++) /* the small-channel tile in TF32: fewer than 4 channels per group */
         conv_forced(&stems[i], GCR_F32, L_CL, "c_", stems[i].C / stems[i].groups < 4);
     conv_forced(&stems[1], GCR_F32, L_DENSE, "c_", 1);
@@ -831,6 +874,7 @@ static void test_epilogue8(void)
 static void test_hooks(void) {}
 static void test_splitk(void) {}
 static void test_deep(void) {}
+static void test_streams(void) {}
 static void test_small_channels(void) {}
 static void test_tf32(void) {}
 static void test_epilogue8(void) {}
@@ -847,6 +891,7 @@ int main(void)
     RUN(test_hooks);
     RUN(test_splitk);
     RUN(test_deep);
+    RUN(test_streams);
     RUN(test_small_channels);
     RUN(test_tf32);
     RUN(test_epilogue8);

@@ -97,11 +97,11 @@ static void test_one_kernel_programs(void)
     static const char *const dense[] = {"tc128", "tc64", "tc32", "tc128n", "tc64n", "tc32n", "tc128e", "tc64e", "tc32e",
                                         "tc128k", "tc64k", "tc32k", "tc32s", "tc32ks", "tc64s", "tc64ks", "tc128s",
                                         "tc128ks", "tc128d", "tc64d", "tc128kd", "tc64kd", "tc128c", "tc64c", "tc32c",
-                                        "mma64", "mma32", "mmat"};
+                                        "tc32p", "tc64p", "mma64", "mma32", "mmat"};
     static const char *const fma[] = {"fma64", "fma32", "fmat"};
     static const char *const tc[] = {"tc128", "tc64", "tc32", "tc128k", "tc64k", "tc32k", "tc32s", "tc32ks", "tc64s",
                                      "tc64ks", "tc128s", "tc128ks", "tc128d", "tc64d", "tc128kd", "tc64kd", "tc128c",
-                                     "tc64c", "tc32c"};
+                                     "tc64c", "tc32c", "tc32p", "tc64p"};
     static const char *const dt16[] = {"f16", "bf16"};
     static const char *const dtall[] = {"f32", "f16", "bf16"};
     char names[112][40];

@@ -26,6 +26,11 @@
 #define GCR_DENSE_TC 1
 #endif
 
+/* the longest reduction, in k tiles of 64 bytes, the heuristic puts on the row-stream tiles */
+#ifndef GCR_TC_PS_NK
+#define GCR_TC_PS_NK 5
+#endif
+
 /* conv.cuh's direct kernel for short reductions (the stem) */
 #ifndef GCR_DENSE_DIRECT
 #define GCR_DENSE_DIRECT 1
@@ -113,6 +118,21 @@ static int add_tc(dense_plan *p, int bn, const char *kind, const char *sfx, cons
     return add_tactic(p, name, (a->M + 127) / 128 * ks, (a->N + bn - 1) / bn, z, ks);
 }
 
+/* adds the row-stream tile gcr_dense_tc<bn>p_<sfx> (gemm_tc.cuh PS): GCR_TC_PS_BLOCKS(bn) blocks per
+ * SM in all, each walking at least 2 of a's row tiles (a block with one has nothing to overlap);
+ * returns its index or -1 */
+static int add_stream(dense_plan *p, int bn, const char *sfx, const gcr_dense_args *a, int64_t z, int64_t sms)
+{
+    const int64_t trows = (a->M + 127) / 128, gy = (a->N + bn - 1) / bn, slots = sms * GCR_TC_PS_BLOCKS(bn);
+    int64_t per = (trows * gy * z + slots - 1) / slots;
+    if (per < 2) per = 2;
+    char name[48];
+    snprintf(name, sizeof name, "gcr_dense_tc%dp_%s", bn, sfx);
+    int i = add_tactic(p, name, (trows + per - 1) / per, gy, z, 1);
+    if (i >= 0) p->t[i].smem = GCR_TC_PS_SMEM(bn);
+    return i;
+}
+
 /* A tactic's name for forcing and reports: the kernel's, plus "/s<ks>" when split along k. */
 static const char *tactic_id(const gcr_cuda_tactic *t, char *buf, size_t n)
 {
@@ -159,6 +179,14 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
     gcr_dense_args *v = &p->v;
     *v = *a;
+    /* the tc tile's row decode: r / (OH*OW), then / OW (every r < M < 2^31; an empty problem
+     * decodes no row) */
+    gcr_divs rd;
+    if (gcr_cuda_divs_init(&rd, 2, (const int64_t[]){a->OH * a->OW, a->OW}, a->M))
+        for (int i = 0; i < 2; i++) {
+            v->rdiv_m[i] = rd.magic[i];
+            v->rdiv_s[i] = rd.shift[i];
+        }
     int64_t ch = dt == GCR_F32 ? 4 : 8;
     int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
     int za_ok = 1, zw_ok = 1;
@@ -261,6 +289,24 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
             p->part = part;
             p->sem = sem;
             p->bk = bk;
+        }
+        /* row streams (k-contiguous A, 32 and 64 wide; after the splits, which a full candidate list
+         * keeps), for short reductions (at most GCR_TC_PS_NK k tiles: the memory-bound 1x1s): the
+         * heuristic takes the 32-wide one over the unsplit 32-wide pick with two waves of tiles to
+         * walk, and the 64-wide one over an unsplit pick of at most 128 columns where its column
+         * tiles fill the SMs, are at most 4 and, over a 128-wide pick, waste at most a quarter of
+         * their columns (each column tile reads A again). H100, f16, MobileNet-v3's 1x1s at batch
+         * 128: K 16 into 16 (b1.pw) 125 -> 96 us; 72 into 40 22.5 -> 18.5; 40 into 240 43.5 -> 38.3;
+         * 80 into 200 15.0 -> 13.5; but 24 into 72 (two 64-wide tiles for one 128) 66 -> 85, and
+         * K 184 and more slower on every layer (2 stages) */
+        const int64_t c64 = (a->N + 63) / 64;
+        for (int bn = 32; bn <= 64 && at == 0; bn *= 2) {
+            if (bn > 32 && a->N <= bn / 2) break;
+            int i = add_stream(p, bn, tsfx, a, z, sms);
+            if (i < 0 || p->def != wide || nk > GCR_TC_PS_NK) continue;
+            if (bn == 32 ? wide_bn == 32 && wide_tiles >= 2 * sms * GCR_TC_PS_BLOCKS(32)
+                         : wide_bn >= 64 && c64 <= 4 && trows * c64 * z >= sms && (wide_bn == 64 || 4 * a->N >= 3 * 64 * c64))
+                p->def = i;
         }
     }
     /* batch-1 classifier / squeeze-excite */

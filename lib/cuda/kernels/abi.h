@@ -56,6 +56,13 @@ typedef uint32_t gcr_u32;
  * kernel asserts its stage struct is this size. */
 #define GCR_TC_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 80)
 #define GCR_TC_DEEP_ST 4 /* the deep tiles' stages */
+/* gemm_tc.cuh's row-stream tiles (128 rows by bn 32 or 64 columns): blocks per SM (their launch
+ * bound, and the host's grid, which holds that many per SM at most), stages, and dynamic shared
+ * memory: the stages and the whole tile's f32 accumulators staged for the epilogue (row pitch
+ * bn + 4). */
+#define GCR_TC_PS_BLOCKS(bn) ((bn) == 32 ? 4 : 3)
+#define GCR_TC_PS_ST 2
+#define GCR_TC_PS_SMEM(bn) (GCR_TC_PS_ST * GCR_TC_STAGE_BYTES(128, bn) + 128 * ((bn) + 4) * 4)
 
 /* Magic dividers of the dims of a collapsed shape (common.cuh gcr_div, host gcr_cuda_divs_init). */
 typedef struct gcr_divs {
@@ -80,6 +87,10 @@ typedef struct gcr_dense_args {
     gcr_i64 ksplit, kchunk;
     float *part;
     gcr_u32 *sem;
+    /* magic dividers (common.cuh gcr_div) of a row index r < M by OH*OW (the image) and of its
+     * remainder by OW (the output row), which the tensor-core tile decodes rows with; set by
+     * gcr_cuda_dense_run */
+    gcr_u32 rdiv_m[2], rdiv_s[2];
 } gcr_dense_args;
 
 /* Depthwise conv (conv.cuh gcr_dw_*). */
@@ -172,7 +183,7 @@ GCR_ABI_TYPE(void *, 8);
 
 #define GCR_ABI_SIZE(t, n) GCR_ABI_ASSERT(sizeof(t) == n, "abi.h: " #t " is " #n " bytes on host and device")
 GCR_ABI_SIZE(gcr_divs, 64);
-GCR_ABI_SIZE(gcr_dense_args, 440);
+GCR_ABI_SIZE(gcr_dense_args, 456);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 208);
 GCR_ABI_SIZE(gcr_copy_args, 288);
@@ -193,6 +204,7 @@ GCR_ABI_ASSERT(GCR_MAX_DIMS == 8, "abi.h: the kernels are built for GCR_MAX_DIMS
 GCR_ABI_AT(gcr_divs, shift, 32);
 GCR_ABI_AT(gcr_dense_args, vec_b, 400);
 GCR_ABI_AT(gcr_dense_args, sem, 432);
+GCR_ABI_AT(gcr_dense_args, rdiv_m, 440);
 GCR_ABI_AT(gcr_dw_args, c_fast, 216);
 GCR_ABI_AT(gcr_dw_args, ttiles, 264);
 GCR_ABI_AT(gcr_pool_args, count_include_pad, 200);

@@ -49,7 +49,8 @@
  * k = AT 3; gcr_dense_tc{128,64,32}[k]_tf32 (f32 programs built with GCR_TF32 defined); the split-K
  * tiles gcr_dense_tc{128,64,32}[k]s_{f16,bf16,tf32} (AT 0 and 3); the deep-pipeline tiles
  * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory); the small-channel
- * tiles gcr_dense_tc{128,64,32}c_{f16,bf16,tf32} (AT 4). */
+ * tiles gcr_dense_tc{128,64,32}c_{f16,bf16,tf32} (AT 4); the row-stream tiles
+ * gcr_dense_tc{64,32}p_{f16,bf16,tf32} (AT 0). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
@@ -57,9 +58,10 @@
 
 /* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats); ST stages of shared
  * operand tiles */
-template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0, int DYN_ = 0> struct gcr_tc_cfg {
+template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0, int DYN_ = 0, int PS_ = 0>
+struct gcr_tc_cfg {
     enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, SK = SK_, DYN = DYN_,
-           THREADS = 256 };
+           PS = PS_, THREADS = 256 };
 };
 
 /* shared-memory element of the tile: the operand's bits (16-bit types) or a float (TF32) */
@@ -163,6 +165,14 @@ typedef gcr_tc_cfg<128, 128, 2, 4, GCR_TC_DEEP_ST, 0, 2, 0, 1> gcr_cfg_tc128d;
 typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_DEEP_ST, 0, GCR_TC_MB(3), 0, 1> gcr_cfg_tc64d;
 typedef gcr_tc_cfg<128, 128, 2, 4, GCR_TC_DEEP_ST, 3, 2, 0, 1> gcr_cfg_tc128kd;
 typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_DEEP_ST, 3, GCR_TC_MB(3), 0, 1> gcr_cfg_tc64kd;
+/* row streams (PS 1, k-contiguous A): the grid holds GCR_TC_PS_BLOCKS blocks per SM at most and
+ * each block walks the row tiles blockIdx.x, + gridDim.x, ...; the next tile's operands load while
+ * this one's MMAs and epilogue run, where a grid of a block per tile loads, multiplies and stores in
+ * turn with little in flight. For the short-K, memory-bound 1x1s (MobileNet's at batch 32-128: one
+ * or two k tiles a tile). Dynamic shared memory (GCR_TC_PS_SMEM): the stages, then the whole tile's
+ * accumulators, staged at once so they die before the epilogue's registers are needed. */
+typedef gcr_tc_cfg<128, 32, 4, 2, GCR_TC_PS_ST, 0, GCR_TC_PS_BLOCKS(32), 0, 1, 1> gcr_cfg_tc32p;
+typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_PS_ST, 0, GCR_TC_PS_BLOCKS(64), 0, 1, 1> gcr_cfg_tc64p;
 
 __device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -228,9 +238,13 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         E a[A_ROWS][LDA];
         E b[BN][LDB];
     };
-    static_assert(sizeof(stage) * ST >= sizeof(float) * TWM * LDC, "epilogue chunk must fit the operand stages");
+    static_assert(CFG::PS || sizeof(stage) * ST >= sizeof(float) * TWM * LDC, "epilogue chunk must fit the operand stages");
     static_assert(!CFG::DYN || (!TM && sizeof(stage) == GCR_TC_STAGE_BYTES(BM, BN)),
                   "a deep tile's stage is what the host sizes its launch by");
+    enum { PS = CFG::PS };
+    static_assert(!PS || (AT == 0 && !CFG::SK && CFG::DYN && ST == GCR_TC_PS_ST && BM == 128 &&
+                          sizeof(stage) * ST + sizeof(float) * BM * LDC == GCR_TC_PS_SMEM(BN)),
+                  "row streams: k-contiguous A, unsplit, in the dynamic shared memory the host sizes");
     unsigned char *raw;
     if constexpr (CFG::DYN) {
         extern __shared__ __align__(16) unsigned char gcr_tc_dyn[]; /* ST * GCR_TC_STAGE_BYTES(BM, BN) */
@@ -241,28 +255,44 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     }
     __shared__ long long rowC[BM];
     __shared__ int rown[BM];
+    /* the epilogue's staged accumulators: TWM rows at a time [TWM][ldc] in the operand stages once
+     * the k loop is done, or (row streams, whose next tile is loading into the stages) the whole tile
+     * [BM][ldc] after them */
     stage *sg = (stage *)raw;
-    float *Cs = (float *)raw;
+    float *Cs = (float *)(PS ? raw + sizeof(stage) * ST : raw);
 
     const int t = threadIdx.x, M = (int)p.M, N = (int)p.N, K = (int)p.K;
     /* split-K: grid x is the row tiles times p.ksplit, split s = blockIdx.x / row tiles */
     const int ks = CFG::SK && p.ksplit > 1 ? (int)p.ksplit : 1, rt = (int)gridDim.x / ks, split = (int)blockIdx.x / rt;
     gcr_dn_blk blk = gcr_dn_block<BM, BN>(p);
     blk.r0 = ((int)blockIdx.x - split * rt) * BM;
-    const int r0 = blk.r0, c0 = blk.c0, zn = blk.zn, zc = blk.zc, sp = (int)(p.OH * p.OW);
+    const int c0 = blk.c0, zn = blk.zn, zc = blk.zc, sp = (int)(p.OH * p.OW);
     x += blk.za;
     w += blk.zb;
-    for (int i = t; i < BM; i += NT) {
-        int r = r0 + i;
-        if (r < M) {
-            int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
-            rowC[i] = n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
-            rown[i] = n;
-        } else {
-            rowC[i] = 0;
-            rown[i] = 0;
+    /* row r < M as image n, output row oy and column ox, by the host's magic dividers (a row tile's
+     * decode is a large share of a short-K tile's instructions) */
+    auto rowdec = [&](int r, int &n, int &oy, int &ox) {
+        n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]);
+        const int rem = r - n * sp;
+        oy = (int)gcr_div((unsigned)rem, p.rdiv_m[1], p.rdiv_s[1]);
+        ox = rem - oy * (int)p.OW;
+    };
+    /* the output offset and image of each row of the tile at r0, for the epilogue */
+    auto set_rows = [&](int r0) {
+        for (int i = t; i < BM; i += NT) {
+            int r = r0 + i;
+            if (r < M) {
+                int n, oy, ox;
+                rowdec(r, n, oy, ox);
+                rowC[i] = n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+                rown[i] = n;
+            } else {
+                rowC[i] = 0;
+                rown[i] = 0;
+            }
         }
-    }
+    };
+    if constexpr (!PS) set_rows(blk.r0);
 
     /* this thread's chunks: fixed rows / columns, k advancing by BK per tile */
     const T *pa[NCA];
@@ -274,49 +304,63 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     const int C0 = IMP ? K / (int)(p.KH * p.KW) : K, C = C0;
     const int RW = AT == 4 ? ((int)p.KW * C0 + EPC - 1) / EPC * EPC : 1;
     const int KK = AT == 4 ? (int)p.KH * RW : K;
+    /* the A chunks' places for the tile at r0 (a row stream sets them again for each tile it loads) */
+    auto set_a = [&](int r0) {
 #pragma unroll
-    for (int i = 0; i < NCA; i++) {
-        int e = t + i * NT;
-        if (AT == 2) { /* one row: this thread's elements are k = t / BM + j * KE of it */
-            int r = r0 + t % BM;
-            long long off = 0;
-            if (r < M) {
-                int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
-                off = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
-                na[i] = n;
-            } else {
-                na[i] = -1;
-            }
-            ka[i] = t / BM;
-            la[i] = t % BM;
-            pa[i] = x + off;
-        } else if (AT == 1) { /* chunk = 8 rows (pixels) of one k */
-            int kl = e / (BM / 8), mc = (e % (BM / 8)) * 8, r = r0 + mc;
-            int n = r / sp, pix = r - n * sp;
-            ka[i] = kl;
-            la[i] = mc;
-            na[i] = r < M ? n : -1;
-            pa[i] = x + (r < M ? n * p.xs[0] + pix + kl * p.xs[1] : 0);
-        } else { /* chunk = EPC k of one row; AT 3: EPC channels of one tap of the row, moved per tile */
-            int rl = e / (BK / EPC), kl = (e % (BK / EPC)) * EPC, r = r0 + rl;
-            ka[i] = kl;
-            la[i] = rl;
-            na[i] = -1;
-            pa[i] = x;
-            if constexpr (IMP) iy0[i] = ix0[i] = GCR_DN_OUT;
-            if (r < M) {
-                int n = r / sp, rem = r - n * sp, oy = rem / (int)p.OW, ox = rem - oy * (int)p.OW;
-                na[i] = n;
-                if constexpr (IMP) { /* the row's top-left tap, maybe in the padding */
-                    iy0[i] = oy * (int)p.sh - (int)p.ph;
-                    ix0[i] = ox * (int)p.sw - (int)p.pw;
-                    pa[i] = x + n * p.xs[0] + (long long)iy0[i] * p.xs[2] + (long long)ix0[i] * p.xs[3];
+        for (int i = 0; i < NCA; i++) {
+            int e = t + i * NT;
+            if (AT == 2) { /* one row: this thread's elements are k = t / BM + j * KE of it */
+                int r = r0 + t % BM;
+                long long off = 0;
+                if (r < M) {
+                    int n, oy, ox;
+                    rowdec(r, n, oy, ox);
+                    off = n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3];
+                    na[i] = n;
                 } else {
-                    pa[i] = x + n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3] + kl;
+                    na[i] = -1;
+                }
+                ka[i] = t / BM;
+                la[i] = t % BM;
+                pa[i] = x + off;
+            } else if (AT == 1) { /* chunk = 8 rows (pixels) of one k */
+                int kl = e / (BM / 8), mc = (e % (BM / 8)) * 8, r = r0 + mc;
+                int n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]), pix = r - n * sp;
+                ka[i] = kl;
+                la[i] = mc;
+                na[i] = r < M ? n : -1;
+                pa[i] = x + (r < M ? n * p.xs[0] + pix + kl * p.xs[1] : 0);
+            } else { /* chunk = EPC k of one row; AT 3: EPC channels of one tap of the row, moved per tile */
+                int rl = e / (BK / EPC), kl = (e % (BK / EPC)) * EPC, r = r0 + rl;
+                ka[i] = kl;
+                la[i] = rl;
+                na[i] = -1;
+                pa[i] = x;
+                if constexpr (IMP) iy0[i] = ix0[i] = GCR_DN_OUT;
+                if (r < M) {
+                    int n, oy, ox;
+                    rowdec(r, n, oy, ox);
+                    na[i] = n;
+                    if constexpr (IMP) { /* the row's top-left tap, maybe in the padding */
+                        iy0[i] = oy * (int)p.sh - (int)p.ph;
+                        ix0[i] = ox * (int)p.sw - (int)p.pw;
+                        pa[i] = x + n * p.xs[0] + (long long)iy0[i] * p.xs[2] + (long long)ix0[i] * p.xs[3];
+                    } else {
+                        pa[i] = x + n * p.xs[0] + (long long)oy * p.sh * p.xs[2] + (long long)ox * p.sw * p.xs[3] + kl;
+                    }
                 }
             }
         }
-    }
+    };
+    set_a(blk.r0);
+    /* row streams: the image of each A chunk's row in the tile being multiplied (the prologue's),
+     * which na no longer holds once the loads have moved on to the next tile; -1 past M */
+    int cna[PS ? NCA : 1];
+    auto set_cna = [&](int r0) {
+#pragma unroll
+        for (int i = 0; i < (PS ? NCA : 0); i++) cna[i] = r0 + la[i] < M ? (int)gcr_div((unsigned)(r0 + la[i]), p.rdiv_m[0], p.rdiv_s[0]) : -1;
+    };
+    if (PS && !GCR_PROLOGUE_IDENTITY) set_cna(blk.r0);
     static_assert(NT % (BK / EPC) == 0, "every chunk of a thread has the same k in the tile (t % (BK / EPC))");
     /* AT 3: the tap of this thread's chunks in tile kt (the same for its A and B chunks), as the
      * A offset from the row's top-left tap, the B offset from the column's first weight, and the
@@ -394,9 +438,9 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         }
         }
     };
-    auto estore = [&](int kt) {
+    auto estore = [&](int j) {
         if constexpr (AT == 4) {
-            stage &s = sg[kt % ST];
+            stage &s = sg[j % ST];
 #pragma unroll
             for (int i = 0; i < NCA; i++) *(uint4 *)&s.a[la[i]][ka[i]] = ga[i];
 #pragma unroll
@@ -404,13 +448,13 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                 if (t + i * NT < B_CH) *(uint4 *)&s.b[(t + i * NT) / (BK / EPC)][kb[i]] = gb[i];
         }
         if constexpr (AT == 2) {
-        stage &s = sg[kt % ST];
+        stage &s = sg[j % ST];
 #pragma unroll
         for (int j = 0; j < NE; j++) s.a[ka[0] + j * KE][la[0]] = ea[j];
         }
     };
-    auto issue = [&](int kt) {
-        stage &s = sg[kt % ST];
+    auto issue = [&](int j, int kt) {
+        stage &s = sg[j % ST];
         const int k0 = kt * BK;
         tapoff o;
         if constexpr (AT == 3) o = tap_of(kt);
@@ -437,28 +481,29 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         }
     };
     /* the prologue on this thread's own chunks of tile kt (visible to it after its wait_group) */
-    auto prologue = [&](int kt) {
-        stage &s = sg[kt % ST];
+    auto prologue = [&](int j, int kt) {
+        stage &s = sg[j % ST];
         const int k0 = kt * BK;
         tapoff o;
         if constexpr (AT == 3) o = tap_of(kt);
 #pragma unroll
         for (int i = 0; i < (AT == 2 || AT == 4 ? 0 : NCA); i++) { /* AT 4 applies it as it gathers */
-            if (na[i] < 0 || k0 + ka[i] >= K) continue;
+            const int n = PS ? cna[i] : na[i]; /* the chunk row's image, < 0 past M */
+            if (n < 0 || k0 + ka[i] >= K) continue;
             if constexpr (AT == 3) { /* EPC channels of one tap; the padding stays 0 */
                 if (!in_img(i, o)) continue;
                 uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
-                *q = gcr_tc_pro_chunk<T>(*q, pro, na[i] + zn, o.c + zc);
+                *q = gcr_tc_pro_chunk<T>(*q, pro, n + zn, o.c + zc);
             } else if constexpr (TM) { /* 8 pixels of one channel */
                 union { uint4 q; T h[8]; } u;
                 u.q = *(uint4 *)&s.a[ka[i]][la[i]];
-                const int c = k0 + ka[i] + zc, n = na[i] + zn;
+                const int c = k0 + ka[i] + zc, nz = n + zn;
 #pragma unroll
-                for (int j = 0; j < 8; j++) u.h[j].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[j]), n, c), (T *)0);
+                for (int h = 0; h < 8; h++) u.h[h].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[h]), nz, c), (T *)0);
                 *(uint4 *)&s.a[ka[i]][la[i]] = u.q;
             } else {
                 uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
-                *q = gcr_tc_pro_chunk<T>(*q, pro, na[i] + zn, k0 + ka[i] + zc);
+                *q = gcr_tc_pro_chunk<T>(*q, pro, n + zn, k0 + ka[i] + zc);
             }
         }
     };
@@ -470,29 +515,23 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     /* this block's k tiles [k_lo, k_hi): all of them, or its split's */
     const int nk = (KK + BK - 1) / BK, k_lo = ks > 1 ? split * (int)p.kchunk : 0;
     const int k_hi = ks > 1 ? min(nk, k_lo + (int)p.kchunk) : nk;
+    /* The loads run over J steps, step j into stage j % ST: this tile's k tiles, or (row streams) the
+     * k tiles of each of the block's row tiles blockIdx.x, + gridDim.x, ... in turn (the host gives
+     * every block at least one). pt, pkt: the tile and k tile the next load reads. */
+    const int mt = (M + BM - 1) / BM;
+    const int J = PS ? (mt - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * (k_hi - k_lo) : k_hi - k_lo;
+    int pt = (int)blockIdx.x, pkt = k_lo;
+    auto load = [&](int j) {
+        issue(j, pkt);
+        if (++pkt == k_hi && PS) { /* on to the next row tile */
+            pkt = k_lo;
+            pt += (int)gridDim.x;
+            if (pt < mt) set_a(pt * BM);
+        }
+    };
 
-#pragma unroll
-    for (int s = 0; s < ST - 1; s++) {
-        if (k_lo + s < k_hi) {
-            issue(k_lo + s);
-            if constexpr (AT == 2 || AT == 4) {
-                eload(k_lo + s);
-                estore(k_lo + s);
-            }
-        }
-        asm volatile("cp.async.commit_group;\n" ::);
-    }
-    for (int kt = k_lo; kt < k_hi; kt++) {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
-        if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(kt);
-        __syncthreads(); /* tile kt is in; every warp is done with tile kt - 1, whose stage refills now */
-        const bool more = kt + ST - 1 < k_hi;
-        if (more) issue(kt + ST - 1);
-        asm volatile("cp.async.commit_group;\n" ::);
-        if constexpr (AT == 2 || AT == 4) {
-            if (more) eload(kt + ST - 1); /* lands while this tile's math runs; stored below */
-        }
-        const stage &s = sg[kt % ST];
+    /* the MMAs of the k tile in stage s */
+    auto multiply = [&](const stage &s) {
 #pragma unroll
         for (int kk = 0; kk < BK; kk += KS) {
             unsigned a[MI][4], b[NI][2];
@@ -545,129 +584,173 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                         gcr_dn_mma16816<T>(acc[i][j], a[i], b[j]);
                 }
         }
-        if constexpr (AT == 2 || AT == 4) {
-            if (more) estore(kt + ST - 1); /* that stage's last readers passed this iteration's barrier */
-        }
-    }
-    asm volatile("cp.async.wait_group 0;\n" ::);
-    __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
-
-    const bool rows_fast = p.ys[1] != 1;
-    /* the staged chunk's row pitch in floats: odd for NCHW outputs, whose warps read down a column
-     * (conflict-free); BN + 4 for channel-contiguous ones, whose threads read 8 consecutive columns
-     * as two 16-byte vectors: rows stay 16-byte aligned, and with a pitch of BN / 4 + 1 vectors and
-     * the threads past the fourth of each 8 reading their second vector first, the 8 threads of a
-     * vector access hit distinct banks in every full tile */
-    const int ldc = rows_fast ? BN + 1 : BN + 4;
-    /* split-K: the tile's index among the grid's, this block's partial tile, and all ks of them */
-    const bool splitting = CFG::SK && ks > 1;
-    const long long tile =
-        splitting ? ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z) : 0;
-    float *mine = splitting ? p.part + (tile * ks + split) * (long long)(BM * BN) : nullptr;
-    const float *all = splitting ? p.part + tile * ks * (long long)(BM * BN) : nullptr;
-    /* a value of the tile (row r from the walk's first row, column c), and 8 consecutive ones: from
-     * the staged chunk, or (parts) the ks partials summed in split order, so the result is
-     * bit-identical whichever split came last */
-    auto get1 = [&](bool parts, int r, int c) -> float {
-        if (!CFG::SK || !parts) return Cs[r * ldc + c];
-        float v = 0.0f;
-        for (int q = 0; q < ks; q++) v += __ldcg(&all[q * (BM * BN) + r * BN + c]);
-        return v;
     };
-    auto get8 = [&](bool parts, int r, int c, float (&v)[8]) {
-        if (!CFG::SK || !parts) {
-            const float4 *cr = (const float4 *)(Cs + r * ldc + c);
-            const bool sw = (c >> 5) & 1; /* the bank order above: runs past the fourth of each 8 */
-            const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
-            const float4 lo = sw ? b : a, hi = sw ? a : b;
-            v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
-            v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
-            return;
-        }
+    /* The tile at r0 out: the accumulators staged through Cs TWM rows at a time into the epilogue (or,
+     * split, into this split's partial tile, and the last split's epilogue over the sum). */
+    auto finish = [&](int r0) {
+        if constexpr (PS) set_rows(r0);
+        const bool rows_fast = p.ys[1] != 1;
+        /* the staged chunk's row pitch in floats: odd for NCHW outputs, whose warps read down a column
+         * (conflict-free); BN + 4 for channel-contiguous ones, whose threads read 8 consecutive columns
+         * as two 16-byte vectors: rows stay 16-byte aligned, and with a pitch of BN / 4 + 1 vectors and
+         * the threads past the fourth of each 8 reading their second vector first, the 8 threads of a
+         * vector access hit distinct banks in every full tile */
+        const int ldc = rows_fast ? BN + 1 : BN + 4;
+        /* split-K: the tile's index among the grid's, this block's partial tile, and all ks of them */
+        const bool splitting = CFG::SK && ks > 1;
+        const long long tile =
+            splitting ? ((int)blockIdx.x - split * rt) + (long long)rt * (blockIdx.y + (long long)gridDim.y * blockIdx.z) : 0;
+        float *mine = splitting ? p.part + (tile * ks + split) * (long long)(BM * BN) : nullptr;
+        const float *all = splitting ? p.part + tile * ks * (long long)(BM * BN) : nullptr;
+        /* a value of the tile (row r from the walk's first row, column c), and 8 consecutive ones: from
+         * the staged chunk, or (parts) the ks partials summed in split order, so the result is
+         * bit-identical whichever split came last */
+        auto get1 = [&](bool parts, int r, int c) -> float {
+            if (!CFG::SK || !parts) return Cs[r * ldc + c];
+            float v = 0.0f;
+            for (int q = 0; q < ks; q++) v += __ldcg(&all[q * (BM * BN) + r * BN + c]);
+            return v;
+        };
+        auto get8 = [&](bool parts, int r, int c, float (&v)[8]) {
+            if (!CFG::SK || !parts) {
+                const float4 *cr = (const float4 *)(Cs + r * ldc + c);
+                const bool sw = (c >> 5) & 1; /* the bank order above: runs past the fourth of each 8 */
+                const float4 a = cr[sw ? 1 : 0], b = cr[sw ? 0 : 1];
+                const float4 lo = sw ? b : a, hi = sw ? a : b;
+                v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
+                v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+                return;
+            }
 #pragma unroll
-        for (int j = 0; j < 8; j++) v[j] = 0.0f;
-        for (int q = 0; q < ks; q++) {
-            const float4 *pq = (const float4 *)&all[q * (BM * BN) + r * BN + c];
-            const float4 a = __ldcg(pq), b = __ldcg(pq + 1);
-            v[0] += a.x; v[1] += a.y; v[2] += a.z; v[3] += a.w;
-            v[4] += b.x; v[5] += b.y; v[6] += b.z; v[7] += b.w;
-        }
-    };
-    /* The epilogue over rows rb .. rb + nr of the tile, values from get1 / get8. Only the valid rows
-     * x columns: at K <= 24 the per-element epilogue is the layer's cost (instruction-bound), and a
-     * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing.
-     * Channel-contiguous outputs go a thread per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte
-     * stores), consecutive threads on consecutive runs so a warp's stores are contiguous, the nc % 8
-     * last columns element by element; e = s * fast + f walks a region with one division. */
-    auto walk = [&](int rb, int nr, bool parts) {
-        const int nc = min(BN, N - c0);
-        if (nr <= 0) return;
-        int cs = 0; /* the per-element walk's first column */
-        if (!rows_fast) {
-            const int nv = nc >> 3;
-            cs = nv * 8;
-            if (nv > 0) {
-                const int df = NT % nv, ds = NT / nv;
-                int f = t % nv, s = t / nv;
-                for (int e = t; e < nr * nv; e += NT) {
-                    float v[8];
-                    get8(parts, s, f * 8, v);
-                    epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
+            for (int j = 0; j < 8; j++) v[j] = 0.0f;
+            for (int q = 0; q < ks; q++) {
+                const float4 *pq = (const float4 *)&all[q * (BM * BN) + r * BN + c];
+                const float4 a = __ldcg(pq), b = __ldcg(pq + 1);
+                v[0] += a.x; v[1] += a.y; v[2] += a.z; v[3] += a.w;
+                v[4] += b.x; v[5] += b.y; v[6] += b.z; v[7] += b.w;
+            }
+        };
+        /* The epilogue over rows rb .. rb + nr of the tile, values from get1 / get8. Only the valid rows
+         * x columns: at K <= 24 the per-element epilogue is the layer's cost (instruction-bound), and a
+         * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing.
+         * Channel-contiguous outputs go a thread per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte
+         * stores), consecutive threads on consecutive runs so a warp's stores are contiguous, the nc % 8
+         * last columns element by element; e = s * fast + f walks a region with one division. */
+        auto walk = [&](int rb, int nr, bool parts) {
+            const int nc = min(BN, N - c0);
+            if (nr <= 0) return;
+            int cs = 0; /* the per-element walk's first column */
+            if (!rows_fast) {
+                const int nv = nc >> 3;
+                cs = nv * 8;
+                if (nv > 0) {
+                    const int df = NT % nv, ds = NT / nv;
+                    int f = t % nv, s = t / nv;
+                    for (int e = t; e < nr * nv; e += NT) {
+                        float v[8];
+                        get8(parts, s, f * 8, v);
+                        epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
+                        f += df;
+                        s += ds;
+                        if (f >= nv) {
+                            f -= nv;
+                            s++;
+                        }
+                    }
+                }
+            }
+            if (cs < nc) {
+                const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
+                int f = t % fast, s = t / fast;
+                for (int e = t; e < nr * ncs; e += NT) {
+                    const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
+                    epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p),
+                        blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
                     f += df;
                     s += ds;
-                    if (f >= nv) {
-                        f -= nv;
+                    if (f >= fast) {
+                        f -= fast;
                         s++;
                     }
                 }
             }
-        }
-        if (cs < nc) {
-            const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
-            int f = t % fast, s = t / fast;
-            for (int e = t; e < nr * ncs; e += NT) {
-                const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
-                epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p),
-                    blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
-                f += df;
-                s += ds;
-                if (f >= fast) {
-                    f -= fast;
-                    s++;
+        };
+        /* passes of TWM rows, a warp row's accumulators each; row streams stage them all in one */
+        for (int pass = 0; pass < (PS ? 1 : CFG::WM); pass++) {
+            if (PS || wm == pass) {
+                const int g = lane >> 2, q2 = (lane & 3) * 2, cr0 = PS ? wr : 0;
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int j = 0; j < NI; j++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            float *cr = Cs + (cr0 + i * 16 + g + h * 8) * ldc + wc + j * 8 + q2;
+                            if (rows_fast) { /* an odd pitch: 4-byte stores */
+                                cr[0] = acc[i][j][h * 2];
+                                cr[1] = acc[i][j][h * 2 + 1];
+                            } else {
+                                *(float2 *)cr = make_float2(acc[i][j][h * 2], acc[i][j][h * 2 + 1]);
+                            }
+                        }
+            }
+            __syncthreads();
+            const int rb = pass * TWM, nr = min(PS ? BM : TWM, M - r0 - rb);
+            if (!splitting) {
+                walk(rb, nr, false);
+            } else { /* the valid region of these rows into the partial tile, a row's columns contiguous */
+                const int nc = min(BN, N - c0);
+                for (int e = t; e < nr * nc; e += NT) {
+                    const int r = e / nc, c = e - r * nc;
+                    __stcg(&mine[(rb + r) * BN + c], Cs[r * ldc + c]);
                 }
             }
+            __syncthreads();
+        }
+        if constexpr (CFG::SK) {
+            if (!splitting || !gcr_tc_split_arrive(p, tile, ks)) return; /* another split stores it */
+            walk(0, min(BM, M - r0), true); /* the last split */
         }
     };
-    for (int pass = 0; pass < CFG::WM; pass++) {
-        if (wm == pass) {
-            const int g = lane >> 2, q2 = (lane & 3) * 2;
+    /* preamble: ST - 1 loads in flight */
 #pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int j = 0; j < NI; j++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        float *cr = Cs + (i * 16 + g + h * 8) * ldc + wc + j * 8 + q2;
-                        cr[0] = acc[i][j][h * 2];
-                        cr[1] = acc[i][j][h * 2 + 1];
-                    }
-        }
-        __syncthreads();
-        const int rb = pass * TWM, nr = min(TWM, M - r0 - rb);
-        if (!splitting) {
-            walk(rb, nr, false);
-        } else { /* the valid region of these rows into the partial tile, a row's columns contiguous */
-            const int nc = min(BN, N - c0);
-            for (int e = t; e < nr * nc; e += NT) {
-                const int r = e / nc, c = e - r * nc;
-                __stcg(&mine[(rb + r) * BN + c], Cs[r * ldc + c]);
+    for (int s = 0; s < ST - 1; s++) {
+        if (s < J) {
+            load(s);
+            if constexpr (AT == 2 || AT == 4) {
+                eload(k_lo + s);
+                estore(s);
             }
         }
-        __syncthreads();
+        asm volatile("cp.async.commit_group;\n" ::);
     }
-    if constexpr (CFG::SK) {
-        if (!splitting || !gcr_tc_split_arrive(p, tile, ks)) return; /* another split stores it */
-        walk(0, min(BM, M - r0), true); /* the last split */
+    int ckt = k_lo, ct = (int)blockIdx.x; /* the k tile and row tile being multiplied */
+    for (int j = 0; j < J; j++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
+        if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, ckt);
+        __syncthreads(); /* step j is in; every warp is done with step j - 1, whose stage refills now */
+        const bool more = j + ST - 1 < J;
+        if (more) load(j + ST - 1);
+        asm volatile("cp.async.commit_group;\n" ::);
+        if constexpr (AT == 2 || AT == 4) {
+            if (more) eload(k_lo + j + ST - 1); /* lands while this tile's math runs; stored below */
+        }
+        multiply(sg[j % ST]);
+        if constexpr (AT == 2 || AT == 4) {
+            if (more) estore(j + ST - 1); /* that stage's last readers passed this iteration's barrier */
+        }
+        if (++ckt == k_hi && PS) { /* the row tile is done: its epilogue runs while the next one loads */
+            finish(ct * BM);
+            gcr_tc_each_acc<MI, NI>([&](int i, int jj, int q) { acc[i][jj][q] = 0.0f; });
+            ckt = k_lo;
+            ct += (int)gridDim.x;
+            if (!GCR_PROLOGUE_IDENTITY && ct < mt) set_cna(ct * BM);
+        }
+    }
+    if constexpr (!PS) {
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads(); /* operand stages are free: the accumulators go through them, TWM rows at a time */
+        finish(blk.r0);
     }
 #else
     (void)p; (void)x; (void)w; (void)pro; (void)epi; (void)epi8;
@@ -710,7 +793,9 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_##SFX, T, gcr_cfg_tc64kd)                                         \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc128c_##SFX, T, gcr_cfg_tc128c)                                         \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64c_##SFX, T, gcr_cfg_tc64c)                                           \
-    GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_##SFX, T, gcr_cfg_tc32c)
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_##SFX, T, gcr_cfg_tc32c)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc32p_##SFX, T, gcr_cfg_tc32p)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64p_##SFX, T, gcr_cfg_tc64p)
 
 #endif /* GCR_GEMM_TC_CUH */
 
@@ -742,5 +827,7 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc64kd_tf32, float, gcr_cfg_tc64kd)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc128c_tf32, float, gcr_cfg_tc128c)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64c_tf32, float, gcr_cfg_tc64c)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_tf32, float, gcr_cfg_tc32c)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc32p_tf32, float, gcr_cfg_tc32p)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64p_tf32, float, gcr_cfg_tc64p)
 #endif
 #endif
