@@ -118,28 +118,29 @@ __device__ __forceinline__ void gcr_dw_tile(const gcr_dw_args &p, const T *__res
 
 /* Direct conv for a short reduction (the stem: 3 channels x 3x3 taps; GCR_DIRECT_K at most) into
  * few output channels (N * KP <= GCR_DIRECT_W): a thread per output pixel gathers its K inputs
- * once (through the prologue) into registers and runs every output channel against the weights,
- * which sit in shared memory as f32 [o][k] (k padded to KP, a multiple of 4, so one 16-byte
- * broadcast load feeds 4 FMAs). The implicit GEMM would re-read the 27 scattered taps per tile
+ * once (through the prologue) into registers and runs the output channels 8 at a time against
+ * the weights, which sit in shared memory as f32 [k][o] (o padded to a multiple of 8, so two
+ * 16-byte broadcast loads feed a tap's 8 FMAs), storing each run of 8 from registers. The implicit GEMM would re-read the 27 scattered taps per tile
  * element and waste most of a 32-wide tile on 16 columns. Same args as the dense engine. */
 #define GCR_DIRECT_K 28
 #define GCR_DIRECT_W 2048
-template <typename T, class Pro, class Epi>
+template <typename T, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
-                                                Pro &pro, Epi &epi)
+                                                Pro &pro, Epi &epi, Epi8 &epi8)
 {
-    __shared__ __align__(16) float wsm[GCR_DIRECT_W];
-    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, KP = (K + 3) & ~3, taps = (int)(p.KH * p.KW);
+    /* [k][NP] (NP: N rounded up to 8): the host's N * KP <= GCR_DIRECT_W bounds K * NP by this */
+    __shared__ __align__(16) float wsm[GCR_DIRECT_W + 7 * GCR_DIRECT_K];
+    const int M = (int)p.M, N = (int)p.N, K = (int)p.K, NP = (N + 7) & ~7, taps = (int)(p.KH * p.KW);
     const int zo_o = gcr_dn_zo_o(p);
     const gcr_dn_blk blk = gcr_dn_block<0, 0>(p); /* rows by grid-stride loop: no tile */
     const int zn = blk.zn, zc = blk.zc;
     const long long zo = blk.zo;
     x += blk.za;
     w += blk.zb;
-    for (int i = threadIdx.x; i < N * KP; i += blockDim.x) {
-        int o = i / KP, k = i - o * KP;
+    for (int i = threadIdx.x; i < K * NP; i += blockDim.x) {
+        int k = i / NP, o = i - k * NP;
         float v = 0.0f;
-        if (k < K) {
+        if (o < N) {
             int c = k / taps, rem = k - c * taps, ky = rem / (int)p.KW, kx = rem - ky * (int)p.KW;
             v = gcr_dn_ld(w, o * p.ws[0] + c * p.ws[1] + ky * p.ws[2] + kx * p.ws[3]);
         }
@@ -157,11 +158,9 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
     }
     __syncthreads();
     const int sp = (int)(p.OH * p.OW), H = (int)p.H, W = (int)p.W;
-    /* channel-contiguous output with at most 16 channels (the NHWC stem): stores go through a
-     * per-warp staging area so consecutive lanes store consecutive elements */
-    __shared__ float stg[8][32][17];
-    const bool staged = p.ys[1] == 1 && N <= 16 && blockDim.x <= 256;
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    /* a channel-contiguous output (the NHWC stem) stores runs of 8 channels from registers through
+     * GCR_EPILOGUE8, consecutive lanes on consecutive pixels; other layouts element by element */
+    const bool runs = p.ys[1] == 1;
     for (int r0 = blockIdx.x * blockDim.x; r0 < M; r0 += gridDim.x * blockDim.x) { /* uniform per block */
         const int r = r0 + threadIdx.x;
         const bool act = r < M;
@@ -182,32 +181,32 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
         }
         const long long rc = zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
 #pragma unroll 1
-        for (int o = 0; o < N; o++) {
-            const float4 *wo = (const float4 *)&wsm[o * KP];
-            float acc = 0.0f;
+        for (int o0 = 0; o0 < N; o0 += 8) { /* 8 output channels at a time */
+            float acc[8] = {};
 #pragma unroll
-            for (int k4 = 0; k4 < GCR_DIRECT_K / 4; k4++) {
-                if (k4 * 4 < K) {
-                    float4 q = wo[k4];
-                    acc = fmaf(a[k4 * 4], q.x, acc);
-                    acc = fmaf(a[k4 * 4 + 1], q.y, acc);
-                    acc = fmaf(a[k4 * 4 + 2], q.z, acc);
-                    acc = fmaf(a[k4 * 4 + 3], q.w, acc);
+            for (int k = 0; k < GCR_DIRECT_K; k++) {
+                if (k < K) { /* the 8 channels' weights of tap k: two 16-byte broadcast loads */
+                    const float4 q0 = *(const float4 *)&wsm[k * NP + o0], q1 = *(const float4 *)&wsm[k * NP + o0 + 4];
+                    acc[0] = fmaf(a[k], q0.x, acc[0]);
+                    acc[1] = fmaf(a[k], q0.y, acc[1]);
+                    acc[2] = fmaf(a[k], q0.z, acc[2]);
+                    acc[3] = fmaf(a[k], q0.w, acc[3]);
+                    acc[4] = fmaf(a[k], q1.x, acc[4]);
+                    acc[5] = fmaf(a[k], q1.y, acc[5]);
+                    acc[6] = fmaf(a[k], q1.z, acc[6]);
+                    acc[7] = fmaf(a[k], q1.w, acc[7]);
                 }
+                if (k % 4 == 3) /* 4 taps' loads in flight at most: hoisting all 28 taps' spilled */
+                    asm volatile("" ::: "memory");
             }
-            if (staged) stg[wid][lane][o] = acc;
-            else if (act) epi(acc, n + zn, o + zo_o, rc + o * p.ys[1]);
-        }
-        if (staged) {
-            /* lane L's pixel: rc and n by shuffle; element e = (pixel e / N, channel e % N) */
-            __syncwarp();
-            for (int e = lane; e < 32 * N; e += 32) {
-                const int L = e / N, o = e - L * N;
-                const long long rcL = __shfl_sync(0xffffffffu, rc, L);
-                const int nL = __shfl_sync(0xffffffffu, n, L), okL = __shfl_sync(0xffffffffu, (int)act, L);
-                if (okL) epi(stg[wid][L][o], nL + zn, o + zo_o, rcL + o);
+            if (!act) continue;
+            if (runs && o0 + 8 <= N) {
+                epi8(acc, n + zn, o0 + zo_o, rc + o0);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    if (o0 + j < N) epi(acc[j], n + zn, o0 + j + zo_o, rc + (long long)(o0 + j) * p.ys[1]);
             }
-            __syncwarp();
         }
     }
 }
@@ -223,7 +222,7 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
         GCR_HOOK_LAMBDAS;                                                                                  \
-        gcr_direct_body<T>(p, x, w, pro, epi);                                                             \
+        gcr_direct_body<T>(p, x, w, pro, epi, epi8);                                                             \
     }
 
 /* Channels-last depthwise through a shared-memory tile (gcr_dwv_*; the host, conv.c, sets
