@@ -522,11 +522,15 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     const int J = PS ? (mt - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * (k_hi - k_lo) : k_hi - k_lo;
     int pt = (int)blockIdx.x, pkt = k_lo;
     auto load = [&](int j) {
-        issue(j, pkt);
-        if (++pkt == k_hi && PS) { /* on to the next row tile */
-            pkt = k_lo;
-            pt += (int)gridDim.x;
-            if (pt < mt) set_a(pt * BM);
+        if constexpr (PS) {
+            issue(j, pkt);
+            if (++pkt == k_hi) { /* on to the next row tile */
+                pkt = k_lo;
+                pt += (int)gridDim.x;
+                if (pt < mt) set_a(pt * BM);
+            }
+        } else {
+            issue(j, k_lo + j); /* no counters: the 128-wide tiles sit at their register bound */
         }
     };
 
@@ -727,7 +731,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     int ckt = k_lo, ct = (int)blockIdx.x; /* the k tile and row tile being multiplied */
     for (int j = 0; j < J; j++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
-        if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, ckt);
+        if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, PS ? ckt : k_lo + j);
         __syncthreads(); /* step j is in; every warp is done with step j - 1, whose stage refills now */
         const bool more = j + ST - 1 < J;
         if (more) load(j + ST - 1);
@@ -739,12 +743,14 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         if constexpr (AT == 2 || AT == 4) {
             if (more) estore(j + ST - 1); /* that stage's last readers passed this iteration's barrier */
         }
-        if (++ckt == k_hi && PS) { /* the row tile is done: its epilogue runs while the next one loads */
-            finish(ct * BM);
-            gcr_tc_each_acc<MI, NI>([&](int i, int jj, int q) { acc[i][jj][q] = 0.0f; });
-            ckt = k_lo;
-            ct += (int)gridDim.x;
-            if (!GCR_PROLOGUE_IDENTITY && ct < mt) set_cna(ct * BM);
+        if constexpr (PS) {
+            if (++ckt == k_hi) { /* the row tile is done: its epilogue runs while the next one loads */
+                finish(ct * BM);
+                gcr_tc_each_acc<MI, NI>([&](int i, int jj, int q) { acc[i][jj][q] = 0.0f; });
+                ckt = k_lo;
+                ct += (int)gridDim.x;
+                if (!GCR_PROLOGUE_IDENTITY && ct < mt) set_cna(ct * BM);
+            }
         }
     }
     if constexpr (!PS) {
