@@ -179,11 +179,13 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * k contiguous); the FMA engine's 16-bit variant (below sm_80) has no vector path */
     gcr_dense_args *v = &p->v;
     *v = *a;
-    /* the tc tile's row decode: r / (OH*OW), then / OW (every r < M < 2^31; an empty problem
-     * decodes no row) */
+    /* the tc tile's decodes: a row r / (OH*OW), then / OW; a k / (K / taps), then the tap / KW
+     * (every r < M and k < K below 2^31; an empty problem decodes nothing) */
     gcr_divs rd;
-    if (gcr_cuda_divs_init(&rd, 2, (const int64_t[]){a->OH * a->OW, a->OW}, a->M))
-        for (int i = 0; i < 2; i++) {
+    const int64_t taps = a->KH * a->KW;
+    if (taps > 0 && gcr_cuda_divs_init(&rd, 4, (const int64_t[]){a->OH * a->OW, a->OW, a->K / taps, a->KW},
+                                       a->M > a->K ? a->M : a->K))
+        for (int i = 0; i < 4; i++) {
             v->rdiv_m[i] = rd.magic[i];
             v->rdiv_s[i] = rd.shift[i];
         }
@@ -334,7 +336,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * ResNet-50's 7x7 stem (64 outputs) 407 -> 171 us at batch 32 against the mma tile;
      * MobileNet-v3's 3x3 stem (16 outputs) 7.5 -> 5.7 us at batch 1, but 55 -> 67 us at batch 32
      * against the direct kernel */
-    const int64_t taps = a->KH * a->KW, c0 = taps > 0 ? a->K / taps : 0;
+    const int64_t c0 = taps > 0 ? a->K / taps : 0;
     /* the kernel steps through a kernel row's elements with int offsets */
     const int row_int = (a->KW - 1) * a->dw * llabs(a->xs[3]) + (c0 - 1) * llabs(a->xs[1]) < INT32_MAX &&
                         (a->KW - 1) * llabs(a->ws[3]) + (c0 - 1) * llabs(a->ws[1]) < INT32_MAX;

@@ -87,10 +87,10 @@ typedef struct gcr_dense_args {
     gcr_i64 ksplit, kchunk;
     float *part;
     gcr_u32 *sem;
-    /* magic dividers (common.cuh gcr_div) of a row index r < M by OH*OW (the image) and of its
-     * remainder by OW (the output row), which the tensor-core tile decodes rows with; set by
-     * gcr_cuda_dense_run */
-    gcr_u32 rdiv_m[2], rdiv_s[2];
+    /* magic dividers (common.cuh gcr_div) the tensor-core tile decodes with, set by
+     * gcr_cuda_dense_run: a row index r < M by OH*OW (the image), its remainder by OW (the output
+     * row); a reduction index k < K by K / (KH*KW) (the tap), the tap by KW (the kernel row) */
+    gcr_u32 rdiv_m[4], rdiv_s[4];
 } gcr_dense_args;
 
 /* Depthwise conv (conv.cuh gcr_dw_*). */
@@ -183,7 +183,7 @@ GCR_ABI_TYPE(void *, 8);
 
 #define GCR_ABI_SIZE(t, n) GCR_ABI_ASSERT(sizeof(t) == n, "abi.h: " #t " is " #n " bytes on host and device")
 GCR_ABI_SIZE(gcr_divs, 64);
-GCR_ABI_SIZE(gcr_dense_args, 456);
+GCR_ABI_SIZE(gcr_dense_args, 472);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 208);
 GCR_ABI_SIZE(gcr_copy_args, 288);

@@ -375,7 +375,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             o.c = 0;
             return o;
         }
-        const int tap = k / C, c = k - tap * C, ky = tap / (int)p.KW, kx = tap - ky * (int)p.KW;
+        const int tap = (int)gcr_div((unsigned)k, p.rdiv_m[2], p.rdiv_s[2]), c = k - tap * C;
+        const int ky = (int)gcr_div((unsigned)tap, p.rdiv_m[3], p.rdiv_s[3]), kx = tap - ky * (int)p.KW;
         o.dy = ky * (int)p.dh;
         o.dx = kx * (int)p.dw;
         o.c = c;
