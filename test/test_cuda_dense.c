@@ -573,9 +573,9 @@ static void test_splitk(void)
 
 /* The deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in 60-80 KB of dynamic shared memory, which
  * the launcher allows the function on its first launch; the heuristic takes the 128-wide implicit
- * one where it would take tc128k), forced here: the k-contiguous 1x1 form ("d_", 64 wide) and the
- * 128-wide implicit one, plain and with hooks; test_implicit and test_tf32 run the implicit ones
- * over every tap shape */
+ * one where it would take tc128k, and the 128-wide k-contiguous one for long-K 1x1s with two tiles
+ * per SM), forced here: the k-contiguous 1x1 form ("d_", 64 wide) and the 128-wide implicit one,
+ * plain and with hooks; test_implicit and test_tf32 run the implicit ones over every tap shape */
 static void test_deep(void)
 {
     const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
@@ -584,6 +584,12 @@ static void test_deep(void)
         conv_forced(&few_tiles[0], dts[d], L_CL, "8kd_", 1);
         conv_forced(&implicit[1], dts[d], L_CL, "8kd_", 1);
     }
+    /* the heuristic's deep pick for a long-K 1x1 with two tiles per SM (133 row tiles x 2 on an
+     * H100's 132 SMs) */
+    static const conv_case deep1x1 = {2, 256, 92, 92, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1};
+    conv_one(&deep1x1, GCR_F16, L_CL);
+    if (266 >= 2 * gcr_cuda_sm_count(gpu))
+        CHECK(strstr(ran, "8d_") != NULL, "a 1x1 with K 256 and 266 tiles: the heuristic's deep tile, ran %s", ran);
     gcr_cuda_dense_force(gpu, "kd_");
     hooked_conv_f16(&implicit[0], L_CL);
     hooked_conv_f16(&implicit[4], L_CL);
