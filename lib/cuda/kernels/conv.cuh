@@ -458,8 +458,10 @@ template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, fl
  * 2 for 16-bit types: registers). Block = CB channel groups (blockIdx.y picks which) x 256 / CB
  * output-pixel slots, so consecutive threads load consecutive 16-byte channel groups and the
  * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
- * float4 reads are conflict-free; per input row the thread holds KS x VC taps in registers while
- * the row's input columns stream through one at a time. */
+ * float4 reads are conflict-free; a tap row's input columns (16-byte vectors) are loaded at once and
+ * each tap's weights read from shared memory where they are used (holding a row of them in registers
+ * cost the occupancy and measured slower); 16-bit 5x5 at column stride 1 loads the next row during
+ * this one's FMAs. */
 /* one warp's outputs on their way to coalesced stores (gcr_dw_vec, f32): 16 floats per lane, +1 pad */
 struct gcr_dw_stage {
     float v[32][17];

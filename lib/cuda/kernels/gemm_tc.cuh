@@ -33,7 +33,14 @@
  *   element by element (any strides, any alignment) through registers for both A and B, the next
  *   tile's in flight while this tile's MMAs run (as AT 2's), the prologue applied as they are
  *   gathered.
- * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these.
+ * The host (lib/cuda/dense.c) checks every alignment and layout condition before picking these. Rows
+ * and taps are decoded with the host's magic dividers (p.rdiv_m / p.rdiv_s), not integer divisions:
+ * on a short-K tile the decode was a large share of the instructions.
+ * Row streams (PS, AT 0, 32 and 64 wide): a grid of a few blocks per SM, each walking row tiles
+ * blockIdx.x, + gridDim.x, ... with its loads running over the k tiles of one row tile after another,
+ * so the next tile's operands are in flight through this one's epilogue (staged in dynamic shared
+ * memory of its own); for the memory-bound short-K 1x1s, where a block per tile loads, multiplies
+ * and stores in turn.
  * Split-K (p.ksplit > 1, the SK tiles, 32, 64 and 128 wide): where the output tiles are fewer than
  * the SMs (batch 1, the 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of
  * k tiles; each writes its partial tile from the epilogue's staged chunks (so no accumulator lives
