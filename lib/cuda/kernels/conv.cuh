@@ -120,8 +120,9 @@ __device__ __forceinline__ void gcr_dw_tile(const gcr_dw_args &p, const T *__res
  * few output channels (N * KP <= GCR_DIRECT_W): a thread per output pixel gathers its K inputs
  * once (through the prologue) into registers and runs the output channels 8 at a time against
  * the weights, which sit in shared memory as f32 [k][o] (o padded to a multiple of 8, so two
- * 16-byte broadcast loads feed a tap's 8 FMAs), storing each run of 8 from registers. The implicit GEMM would re-read the 27 scattered taps per tile
- * element and waste most of a 32-wide tile on 16 columns. Same args as the dense engine. */
+ * 16-byte broadcast loads feed a tap's 8 FMAs), storing each run of 8 from registers. The implicit
+ * GEMM would re-read the 27 scattered taps per tile element and waste most of a 32-wide tile on 16
+ * columns. Same args as the dense engine (KP: K rounded up to 4, the host's bound). */
 #define GCR_DIRECT_K 28
 #define GCR_DIRECT_W 2048
 template <typename T, class Pro, class Epi, class Epi8>

@@ -245,7 +245,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         E a[A_ROWS][LDA];
         E b[BN][LDB];
     };
-    static_assert(CFG::PS || sizeof(stage) * ST >= sizeof(float) * TWM * LDC, "epilogue chunk must fit the operand stages");
+    static_assert(CFG::PS || sizeof(stage) * ST >= sizeof(float) * TWM * LDC,
+                  "epilogue chunk must fit the operand stages");
     static_assert(!CFG::DYN || (!TM && sizeof(stage) == GCR_TC_STAGE_BYTES(BM, BN)),
                   "a deep tile's stage is what the host sizes its launch by");
     enum { PS = CFG::PS };
@@ -365,7 +366,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     int cna[PS ? NCA : 1];
     auto set_cna = [&](int r0) {
 #pragma unroll
-        for (int i = 0; i < (PS ? NCA : 0); i++) cna[i] = r0 + la[i] < M ? (int)gcr_div((unsigned)(r0 + la[i]), p.rdiv_m[0], p.rdiv_s[0]) : -1;
+        for (int i = 0; i < (PS ? NCA : 0); i++) {
+            const int r = r0 + la[i];
+            cna[i] = r < M ? (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]) : -1;
+        }
     };
     if (PS && !GCR_PROLOGUE_IDENTITY) set_cna(blk.r0);
     static_assert(NT % (BK / EPC) == 0, "every chunk of a thread has the same k in the tile (t % (BK / EPC))");
