@@ -26,6 +26,7 @@ run)
     [ -d .snap ] || { echo "ab_conv.sh: no .snap (bench/ab_conv.sh export REV first)" >&2; exit 2; }
     O=${OUT:-bench/results/ab-$(date -u +%Y%m%dT%H%M%SZ)}
     mkdir -p "$O"
+    : > "$O/ab.txt" # a second run into the same OUT (a warm device keeps /tmp) starts a fresh table
     export GCR_LOG=0
     [ -d .deps ] && ln -sfn "$(pwd)/.deps" .snap/.deps
     (cd .snap && make -j"${JOBS:-8}" BUILD=build bench > "$O/build_before.log" 2>&1) || { echo "before: build failed"; exit 1; }
