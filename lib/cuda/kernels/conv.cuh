@@ -223,7 +223,7 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
         GCR_HOOK_LAMBDAS;                                                                                  \
-        gcr_direct_body<T>(p, x, w, pro, epi, epi8);                                                             \
+        gcr_direct_body<T>(p, x, w, pro, epi, epi8);                                                       \
     }
 
 /* Channels-last depthwise through a shared-memory tile (gcr_dwv_*; the host, conv.c, sets
@@ -438,20 +438,6 @@ __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__re
     }
 }
 
-/* 16 bytes of consecutive channels as f32: 4 floats or 8 halves */
-__device__ __forceinline__ void gcr_dw_ld16(const float *p, float (&o)[4])
-{
-    float4 v = *(const float4 *)p;
-    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
-}
-template <typename T> __device__ __forceinline__ void gcr_dw_ld16(const T *p, float (&o)[8])
-{
-    union { uint4 q; T h[8]; } u;
-    u.q = *(const uint4 *)p;
-#pragma unroll
-    for (int j = 0; j < 8; j++) o[j] = gcr_dn_tof(u.h[j]);
-}
-
 /* Channels-last depthwise by channel groups (gcr_dwc_*: input and output channel-contiguous, C a
  * multiple of VC, 16-byte aligned, 3x3/5x5 taps, column stride 1/2; the host, conv.c, sets
  * p.c_fast = 3 where it has enough threads): each thread takes VC = 16 bytes of consecutive
@@ -544,12 +530,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
 #pragma unroll
                 for (int jc = 0; jc < NCOL; jc++) {
                     float v[VC];
-                    {
-                        union { uint4 q; T e[VC]; } u;
-                        u.q = cur[jc];
-#pragma unroll
-                        for (int j = 0; j < VC; j++) v[j] = gcr_dn_tof(u.e[j]);
-                    }
+                    gcr_dwt_cvt<T>(cur[jc], v);
                     if (!GCR_PROLOGUE_IDENTITY && (unsigned)(ix0 + jc) < (unsigned)W) {
 #pragma unroll
                         for (int j = 0; j < VC; j++) v[j] = pro(v[j], n, c + j);
