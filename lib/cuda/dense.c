@@ -235,7 +235,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * takes the widest split that gives every SM a block where no unsplit tile does, and over a
      * narrower unsplit tile on the terms below (a 128-wide split reads A once per 128 columns, the
      * 32-wide tile 4 times) */
-    int deep1x1 = 0; /* the 128-wide k-contiguous pick goes to its deep twin (below) */
+    int deep128 = 0; /* the unsplit 128-wide pick goes to its deep twin (below) */
     if (at >= 0 && a->M > 8) {
         const int64_t trows = (a->M + 127) / 128, bk = 64 / (int64_t)gcr_dtype_size(dt), nk = (a->K + bk - 1) / bk;
         const char *ats = (const char *[]){"", "n", "e", "k"}[at];
@@ -311,7 +311,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
                          : wide_bn >= 64 && c64 <= 4 && trows * c64 * z >= sms && (wide_bn == 64 || 4 * a->N >= 3 * 64 * c64))
                 p->def = i;
         }
-        deep1x1 = at == 0 && p->def >= 0 && p->def == wide && wide_bn == 128 && nk >= 8 && wide_tiles >= 2 * sms;
+        deep128 = p->def == wide && wide_bn == 128 && (at == 3 || (at == 0 && nk >= 8 && wide_tiles >= 2 * sms));
     }
     /* batch-1 classifier / squeeze-excite */
     if (gemv_fits(a)) {
@@ -360,13 +360,12 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * MobileNet's and batch 32's measured up to 1.1-1.4x slower); the 64-wide deep tile measured
      * slower than the 3-stage one on every 1x1 layer, so only GCR_AUTOTUNE or a test picks it */
     const int deep = (at == 0 || at == 3) && a->M > 8;
-    const int def128k = at == 3 && p->def >= 0 && strstr(p->t[p->def].name, "_tc128k_") != NULL;
     for (int bn = 64; bn <= 128 && deep; bn *= 2) {
         if (bn == 128 && a->N <= 64) break; /* a wider tile than N needs */
         int i = add_tc(p, bn, at == 3 ? "kd" : "d", tsfx, a, z, 1);
         if (i < 0) continue;
         p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
-        if (bn == 128 && (def128k || deep1x1)) p->def = i;
+        if (bn == 128 && deep128) p->def = i;
     }
 }
 
