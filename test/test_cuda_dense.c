@@ -614,15 +614,19 @@ static const conv_case streams[] = {
 };
 #define N_STREAMS (int)(sizeof streams / sizeof streams[0])
 
+/* every row-stream case in dtype dt on both widths (the 64-wide one where N needs it) */
+static void streams_forced(gcr_dtype dt)
+{
+    for (int i = 0; i < N_STREAMS; i++) {
+        conv_forced(&streams[i], dt, L_CL, "2p_", 1);
+        conv_forced(&streams[i], dt, L_CL, "4p_", streams[i].O > 32);
+    }
+}
+
 static void test_streams(void)
 {
-    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
-    for (int i = 0; i < N_STREAMS; i++)
-        for (int d = 0; d < 2; d++) {
-            const conv_case *k = &streams[i];
-            conv_forced(k, dts[d], L_CL, "2p_", 1);
-            conv_forced(k, dts[d], L_CL, "4p_", k->O > 32);
-        }
+    streams_forced(GCR_F16);
+    streams_forced(GCR_BF16);
     conv_one(&streams[N_STREAMS - 1], GCR_F16, L_CL);
     CHECK(strstr(ran, "2p_") != NULL, "a short-K 1x1 with 1407 row tiles: the heuristic's row stream, ran %s", ran);
     for (int i = 0; i < N_STREAMS; i++) {
@@ -718,10 +722,7 @@ static void test_tf32(void)
     }
     hooked_conv_one(&few_tiles[0], L_CL);
     splitk_repeat(&few_tiles[5], GCR_F32);
-    for (int i = 0; i < N_STREAMS; i++) { /* the row streams: 16 floats per k tile */
-        conv_forced(&streams[i], GCR_F32, L_CL, "2p_", 1);
-        conv_forced(&streams[i], GCR_F32, L_CL, "4p_", streams[i].O > 32);
-    }
+    streams_forced(GCR_F32); /* the row streams: 16 floats per k tile */
     gcr_cuda_dense_force(gpu, "4p_");
     hooked_conv_one(&streams[2], L_CL);
     gcr_cuda_dense_force(gpu, NULL);
