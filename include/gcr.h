@@ -106,6 +106,11 @@ typedef struct gcr_knobs {
                               cache_dir by shape, dtype, device, arch and driver, so a later process
                               measures nothing; 0 the built-in heuristics only, ignoring measured
                               choices (default 0). Nothing is measured while a stream is captured */
+    int pdl;               /* GCR_PDL: 1 launches each gcr kernel with programmatic dependent launch on sm_90+
+                              devices, so it is scheduled while the previous kernel finishes and waits for
+                              that kernel's results before touching memory; results are bit-identical
+                              either way. 0 plain launches (default 1; always off before sm_90). A graph
+                              keeps the value in force when its launches were captured */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

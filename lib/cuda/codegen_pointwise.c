@@ -138,7 +138,7 @@ gcr_status gcr_cg_pointwise(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel
         put(&b, "%sconst gcr_ty<%d>::t *__restrict__ in%d", l ? ", " : "", (int)p.dt[g->n_out + l], l);
     for (int o = 0; o < g->n_out; o++)
         put(&b, "%sgcr_ty<%d>::t *__restrict__ out%d", (g->n_in || o) ? ", " : "", (int)p.dt[o], o);
-    put(&b, ")\n{\n");
+    put(&b, ")\n{\n    gcr_grid_dep();\n"); /* first, before any global access (common.cuh) */
     const char *it = gcr_cg_ity(p.fits32);
     put(&b, "    const %s tid = (%s)(blockIdx.x * blockDim.x + threadIdx.x), nth = (%s)(gridDim.x * blockDim.x);\n", it, it,
         it);

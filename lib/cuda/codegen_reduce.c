@@ -89,7 +89,7 @@ gcr_status gcr_cg_reduce(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         gcr_dtype dt = ir->values[cg->params[i]].m.dtype;
         put(&b, "%s%sgcr_ty<%d>::t *__restrict__ g%d", i ? ", " : "", i < out_first ? "const " : "", (int)dt, i);
     }
-    put(&b, ")\n{\n");
+    put(&b, ")\n{\n    gcr_grid_dep();\n"); /* first, before any global access (common.cuh) */
     int OP = A->op == GCR_OP_MAX ? GCR_FR_MAX : GCR_FR_SUM;
     /* coordinate names x<d> over the input's dims: kept ones from the row, reduced from r */
     static const char *const xn[GCR_MAX_DIMS] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"};

@@ -38,7 +38,10 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
  * gcr_cuda_program on them compiles again and reports the log. For graph builds, where dozens of
  * templated programs would otherwise compile one after another. */
 gcr_status gcr_cuda_programs_prefetch(gcr_ctx *ctx, const char *const *sources, int n);
-/* Launches k on the ctx stream; args as for cuLaunchKernel. No device query, no allocation. */
+/* Launches k on the ctx stream; args as for cuLaunchKernel. No device query, no allocation. A
+ * kernel of a module that includes common.cuh (every gcr kernel) is launched with programmatic
+ * stream serialization when the ctx's knobs.pdl is on and the device is sm_90+: it may start
+ * before the previous kernel ends, and waits for it in gcr_grid_dep(). */
 gcr_status gcr_cuda_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz,
                            unsigned bx, unsigned by, unsigned bz, unsigned smem, void **args);
 /* The ctx's stream (for graph capture) and device facts. */
@@ -60,6 +63,9 @@ typedef struct gcr_cuda_drv {
                               unsigned, CUstream, void **, void **);
     CUresult (*get_error_string)(CUresult, const char **);
     CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
+    /* optional (NULL when the driver lacks them): programmatic dependent launch needs both */
+    CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*module_get_global)(CUdeviceptr *, size_t *, CUmodule, const char *);
 } gcr_cuda_drv;
 /* The process's driver table, or NULL with the error recorded on ctx (ctx may be NULL). */
 const gcr_cuda_drv *gcr_cuda_driver(gcr_ctx *ctx);

@@ -48,6 +48,10 @@ static void load(void)
     int opt_bad = 0;
     for (int i = 0; i < 4 && !bad; i++) opt_bad |= fetch_at(opt_sym[i], opt[i], 12040);
     g_graph_ok = !bad && !opt_bad;
+    /* optional too: without them every launch is a plain one (no programmatic dependent launch) */
+    if (!bad && (fetch("cuLaunchKernelEx", (void **)&g_drv.launch_kernel_ex) ||
+                 fetch("cuModuleGetGlobal", (void **)&g_drv.module_get_global)))
+        g_drv.launch_kernel_ex = NULL, g_drv.module_get_global = NULL;
     g_state = bad ? -1 : 1;
 }
 

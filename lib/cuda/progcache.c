@@ -136,6 +136,9 @@ static struct gcr_cuda_fn *kernel_of(gcr_ctx *ctx, gcr_cuda_state *st, gcr_cuda_
         return NULL;
     }
     k->fn = fn;
+    CUdeviceptr marker;
+    size_t bytes;
+    k->pdl = st->drv->module_get_global && st->drv->module_get_global(&marker, &bytes, e->mod, "gcr_pdl_module") == CUDA_SUCCESS;
     k->next = e->kernels;
     e->kernels = k;
     return k;

@@ -12,6 +12,7 @@ struct gcr_cuda_fn {
     CUfunction fn;
     char *name;
     unsigned smem_max; /* dynamic shared memory the function is allowed beyond the default 48 KB */
+    bool pdl;          /* its module defines gcr_pdl_module: it calls gcr_grid_dep() first (common.cuh) */
     struct gcr_cuda_fn *next;
 };
 

@@ -222,6 +222,7 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         gcr_direct_body<T>(p, x, w, pro, epi, epi8);                                                       \
     }
@@ -608,6 +609,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         NAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,   \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
         if (p.total >= (1LL << 31)) gcr_dw_body<0, unsigned long long, T>(p, x, w, pro, epi);              \
@@ -623,6 +625,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         VNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         __shared__ float4 sm[GCR_DWT_SMEM];                                                                \
         const int sq = p.KH == p.KW && p.dw == 1 && (p.sw == 1 || p.sw == 2) ? (int)p.KH : 0;              \
@@ -640,6 +643,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         CNAME(const gcr_dw_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out,  \
               const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                 \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         __shared__ __align__(16) float wsm[GCR_DW_WSM]; /* taps */                                        \
         __shared__ gcr_dw_stages<sizeof(T)> stg; /* store staging (f32) */                                 \

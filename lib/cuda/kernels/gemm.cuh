@@ -725,6 +725,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         if constexpr (CFG::MMA) gcr_dense_mma<T, CFG>(p, x, w, pro, epi);                                  \
         else gcr_dense_fma<T, CFG>(p, x, w, pro, epi);                                                     \
@@ -736,6 +737,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         gcr_gemv_body<T>(p, x, w, pro, epi);                                                               \
     }

@@ -781,6 +781,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         gcr_dense_tc<T, CFG>(p, x, w, pro, epi, epi8);                                                     \
     }

@@ -39,10 +39,10 @@ template <typename U> __device__ void gcr_copy_body(const gcr_copy_args &g)
     }
 }
 
-extern "C" __global__ void gcr_copy_1(gcr_copy_args g) { gcr_copy_body<unsigned char>(g); }
-extern "C" __global__ void gcr_copy_2(gcr_copy_args g) { gcr_copy_body<unsigned short>(g); }
-extern "C" __global__ void gcr_copy_4(gcr_copy_args g) { gcr_copy_body<unsigned>(g); }
-extern "C" __global__ void gcr_copy_8(gcr_copy_args g) { gcr_copy_body<unsigned long long>(g); }
+extern "C" __global__ void gcr_copy_1(gcr_copy_args g) { gcr_grid_dep(); gcr_copy_body<unsigned char>(g); }
+extern "C" __global__ void gcr_copy_2(gcr_copy_args g) { gcr_grid_dep(); gcr_copy_body<unsigned short>(g); }
+extern "C" __global__ void gcr_copy_4(gcr_copy_args g) { gcr_grid_dep(); gcr_copy_body<unsigned>(g); }
+extern "C" __global__ void gcr_copy_8(gcr_copy_args g) { gcr_grid_dep(); gcr_copy_body<unsigned long long>(g); }
 
 /* block (32, 8); grid (ceil(Q/32), ceil(P/32), A) */
 template <typename U> __device__ void gcr_transpose_body(const gcr_transpose_args &g)
@@ -63,7 +63,7 @@ template <typename U> __device__ void gcr_transpose_body(const gcr_transpose_arg
     }
 }
 
-extern "C" __global__ void gcr_transpose_1(gcr_transpose_args g) { gcr_transpose_body<unsigned char>(g); }
-extern "C" __global__ void gcr_transpose_2(gcr_transpose_args g) { gcr_transpose_body<unsigned short>(g); }
-extern "C" __global__ void gcr_transpose_4(gcr_transpose_args g) { gcr_transpose_body<unsigned>(g); }
-extern "C" __global__ void gcr_transpose_8(gcr_transpose_args g) { gcr_transpose_body<unsigned long long>(g); }
+extern "C" __global__ void gcr_transpose_1(gcr_transpose_args g) { gcr_grid_dep(); gcr_transpose_body<unsigned char>(g); }
+extern "C" __global__ void gcr_transpose_2(gcr_transpose_args g) { gcr_grid_dep(); gcr_transpose_body<unsigned short>(g); }
+extern "C" __global__ void gcr_transpose_4(gcr_transpose_args g) { gcr_grid_dep(); gcr_transpose_body<unsigned>(g); }
+extern "C" __global__ void gcr_transpose_8(gcr_transpose_args g) { gcr_grid_dep(); gcr_transpose_body<unsigned long long>(g); }

@@ -77,6 +77,7 @@ __device__ __forceinline__ void gcr_pw_one(void *o, long long oi, const void *co
 
 extern "C" __global__ void gcr_pw_flat(gcr_pw_flat_args g)
 {
+    gcr_grid_dep();
     for (long long i = gcr_tid(); i < g.n; i += gcr_nthreads()) {
         long long ii[5];
 #pragma unroll
@@ -107,6 +108,7 @@ template <int T> __device__ __forceinline__ void gcr_pw_ldv(const void *p, long 
 
 extern "C" __global__ void gcr_pw_vec(gcr_pw_flat_args g)
 {
+    gcr_grid_dep();
 #if !GCR_INT_CAST
     typedef typename gcr_ty<GCR_TO>::t UO;
     long long nv = g.n / GCR_VEC;
@@ -139,6 +141,7 @@ extern "C" __global__ void gcr_pw_vec(gcr_pw_flat_args g)
 
 extern "C" __global__ void gcr_pw_nd(gcr_pw_nd_args g)
 {
+    gcr_grid_dep();
     if (g.fast) {
         /* dims unrolled to a fixed bound so every shape/stride/magic read is an immediate
          * constant-bank operand; 32-bit offsets (the host checked every operand's span) */

@@ -117,6 +117,7 @@ __device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const 
     extern "C" __global__ void __launch_bounds__(256)                                                     \
         NAME(const gcr_pool_args p, const T *__restrict__ x, T *__restrict__ out GCR_EXTRA_PARAMS)        \
     {                                                                                                      \
+        gcr_grid_dep();                                                                                    \
         const T *bias = nullptr;                                                                           \
         GCR_HOOK_LAMBDAS;                                                                                  \
         (void)bias;                                                                                        \

@@ -106,13 +106,14 @@ template <int G> __device__ void gcr_reduce_body(const gcr_red_args &g)
     }
 }
 
-extern "C" __global__ void gcr_reduce_1(gcr_red_args g) { gcr_reduce_body<1>(g); }
-extern "C" __global__ void gcr_reduce_32(gcr_red_args g) { gcr_reduce_body<32>(g); }
-extern "C" __global__ void gcr_reduce_256(gcr_red_args g) { gcr_reduce_body<256>(g); }
+extern "C" __global__ void gcr_reduce_1(gcr_red_args g) { gcr_grid_dep(); gcr_reduce_body<1>(g); }
+extern "C" __global__ void gcr_reduce_32(gcr_red_args g) { gcr_grid_dep(); gcr_reduce_body<32>(g); }
+extern "C" __global__ void gcr_reduce_256(gcr_red_args g) { gcr_grid_dep(); gcr_reduce_body<256>(g); }
 
 /* one block of 256 per (row, split), grid-stride over n_out * splits */
 extern "C" __global__ void gcr_reduce_part(gcr_red_args g)
 {
+    gcr_grid_dep();
     for (long long b = blockIdx.x; b < g.n_out * g.splits; b += gridDim.x) {
         long long o = b / g.splits, s = b - o * g.splits;
         long long lo = s * g.chunk, hi = lo + g.chunk < g.n_red ? lo + g.chunk : g.n_red;
@@ -125,6 +126,7 @@ extern "C" __global__ void gcr_reduce_part(gcr_red_args g)
 /* a warp per row combines its splits partials */
 extern "C" __global__ void gcr_reduce_fin(gcr_red_args g)
 {
+    gcr_grid_dep();
     const long long per_block = blockDim.x / 32;
     const int lane = threadIdx.x % 32;
     for (long long base = (long long)blockIdx.x * per_block; base < g.n_out; base += (long long)gridDim.x * per_block) {

@@ -1,0 +1,273 @@
+/* test_cuda_pdl.c — programmatic dependent launch (GCR_PDL, lib/cuda/launch.c) on a GPU; skips
+ * without one, and checks only the flags before sm_90.
+ * - Which kernels get it: a function of a module that includes common.cuh is marked, one of a
+ *   module that does not is not (it would race: nothing in it waits).
+ * - The wait orders memory: a kernel that lets its successor launch at once, spins, then writes a
+ *   buffer, followed by one that reads it. With gcr_grid_dep() in the reader, every trial reads the
+ *   new values, eagerly and replayed from a captured CUDA Graph. The control, a reader that does not
+ *   wait, reads stale values in some trial: the chain really races without the wait, so the first
+ *   check can fail.
+ * - Bit-identical results: every model of fused_models.h (f32, f16; NCHW, NHWC; fused and unfused)
+ *   and a long chain behind a slow conv, captured and replayed with fresh inputs on a ctx with
+ *   GCR_PDL=1 and one with GCR_PDL=0, give the same bytes, and so do their eager runs. */
+#include "fused_models.h"
+#include "cuda/program.h"
+
+static gcr_ctx *pdl_ctx(int pdl, int fusion)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CUDA;
+    o.knobs.pdl = pdl;
+    o.knobs.fusion = fusion;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) return NULL;
+    return ctx;
+}
+
+static bool pdl_capable(gcr_ctx *ctx) { return gcr_cuda_arch(ctx) >= 90 && gcr_cuda_driver(ctx)->launch_kernel_ex; }
+
+/* one module of gcr kernels (common.cuh) for the race checks; buffers of n floats */
+static const char race_src[] =
+    "#include \"common.cuh\"\n"
+    "extern \"C\" __global__ void slow_write(float *buf, int n, float v, long long spin)\n"
+    "{\n"
+    "    gcr_grid_dep();\n"
+    "#if __CUDA_ARCH__ >= 900\n"
+    "    asm volatile(\"griddepcontrol.launch_dependents;\"); /* the reader launches now, not at our exit */\n"
+    "#endif\n"
+    "    long long t0 = clock64();\n"
+    "    while (clock64() - t0 < spin) {}\n"
+    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) buf[i] = v;\n"
+    "}\n"
+    "extern \"C\" __global__ void read_waits(const float *buf, float *out, int n)\n"
+    "{\n"
+    "    gcr_grid_dep();\n"
+    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = buf[i];\n"
+    "}\n"
+    "/* the control: what a kernel without gcr_grid_dep() would be, launched early all the same */\n"
+    "extern \"C\" __global__ void read_races(const float *buf, float *out, int n)\n"
+    "{\n"
+    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = buf[i];\n"
+    "}\n";
+
+static void test_flags(void)
+{
+    gcr_ctx *ctx = pdl_ctx(1, 1);
+    if (!ctx) {
+        h_skip_gpu("no CUDA device");
+        return;
+    }
+    const char *names[3] = {"slow_write", "read_waits", "read_races"};
+    gcr_cuda_fn *k[3] = {0};
+    if (CHECK(gcr_cuda_program(ctx, race_src, names, 3, k) == GCR_OK, "race program: %s", gcr_ctx_error(ctx))) {
+        bool has = gcr_cuda_driver(ctx)->module_get_global != NULL;
+        for (int i = 0; i < 3; i++) CHECK(k[i]->pdl == has, "%s: pdl flag %d, want %d", names[i], k[i]->pdl, has);
+    }
+    const char *plain = "extern \"C\" __global__ void lone(float *p) { p[0] = 1; }\n", *lone = "lone";
+    gcr_cuda_fn *f = NULL;
+    if (CHECK(gcr_cuda_program(ctx, plain, &lone, 1, &f) == GCR_OK, "plain program: %s", gcr_ctx_error(ctx)))
+        CHECK(!f->pdl, "a kernel of a module without common.cuh is never launched early");
+    gcr_ctx_destroy(ctx);
+}
+
+#define RACE_N (1 << 16)
+#define RACE_TRIALS 16
+
+/* RACE_TRIALS runs of slow_write (1.0 into a buffer that holds -1.0) then the reader; returns in how
+ * many the reader saw a value other than 1.0. With graph, the pair is captured once into a CUDA Graph
+ * on the ctx's stream, which each trial launches. */
+static int race_trials(gcr_ctx *ctx, gcr_cuda_fn *writer, gcr_cuda_fn *reader, bool graph)
+{
+    int64_t n = RACE_N;
+    gcr_tensor *buf = gcr_tensor_new(ctx, GCR_F32, 1, &n, GCR_NCHW), *out = gcr_tensor_new(ctx, GCR_F32, 1, &n, GCR_NCHW);
+    float *host = malloc(sizeof(float) * RACE_N);
+    if (!CHECK(buf && out && host, "race buffers")) return -1;
+    void *pb = gcr_tensor_data(buf), *po = gcr_tensor_data(out);
+    int nn = RACE_N;
+    long long spin = 2000000; /* about 1 ms of clock64 ticks: far longer than a launch */
+    float v = 1.0f;
+    void *wargs[] = {&pb, &nn, &v, &spin}, *rargs[] = {&pb, &po, &nn};
+    cudaStream_t s = gcr_cuda_stream(ctx);
+    cudaGraphExec_t exec = NULL;
+    if (graph) {
+        cudaGraph_t g = NULL;
+        bool ok = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) == cudaSuccess;
+        ok = ok && gcr_cuda_launch(ctx, writer, 2, 1, 1, 256, 1, 1, 0, wargs) == GCR_OK;
+        ok = ok && gcr_cuda_launch(ctx, reader, 132, 1, 1, 256, 1, 1, 0, rargs) == GCR_OK;
+        ok = cudaStreamEndCapture(s, &g) == cudaSuccess && ok;
+        ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
+        if (g) cudaGraphDestroy(g);
+        if (!CHECK(ok, "capture of the race pair: %s", gcr_ctx_error(ctx))) return -1;
+    }
+    int stale = 0;
+    for (int t = 0; t < RACE_TRIALS; t++) {
+        for (int i = 0; i < RACE_N; i++) host[i] = -1.0f;
+        OK(ctx, gcr_tensor_from_host(buf, host, sizeof(float) * RACE_N)); /* the stale value */
+        if (graph) {
+            CHECK(cudaGraphLaunch(exec, s) == cudaSuccess, "graph launch");
+        } else {
+            OK(ctx, gcr_cuda_launch(ctx, writer, 2, 1, 1, 256, 1, 1, 0, wargs));
+            OK(ctx, gcr_cuda_launch(ctx, reader, 132, 1, 1, 256, 1, 1, 0, rargs));
+        }
+        OK(ctx, gcr_tensor_to_host(out, host, sizeof(float) * RACE_N));
+        int bad = 0;
+        for (int i = 0; i < RACE_N; i++) bad += host[i] != v;
+        stale += bad > 0;
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    free(host);
+    gcr_tensor_free(buf);
+    gcr_tensor_free(out);
+    return stale;
+}
+
+static void test_race(void)
+{
+    gcr_ctx *ctx = pdl_ctx(1, 1);
+    if (!ctx) {
+        h_skip_gpu("no CUDA device");
+        return;
+    }
+    if (!pdl_capable(ctx)) {
+        h_skipped("programmatic dependent launch needs sm_90 and cuLaunchKernelEx");
+        gcr_ctx_destroy(ctx);
+        return;
+    }
+    const char *names[3] = {"slow_write", "read_waits", "read_races"};
+    gcr_cuda_fn *k[3] = {0};
+    if (!CHECK(gcr_cuda_program(ctx, race_src, names, 3, k) == GCR_OK, "race program: %s", gcr_ctx_error(ctx))) {
+        gcr_ctx_destroy(ctx);
+        return;
+    }
+    for (int graph = 0; graph < 2; graph++) {
+        int w = race_trials(ctx, k[0], k[1], graph);
+        CHECK(w == 0, "%s: the waiting reader saw stale data in %d of %d trials", graph ? "graph" : "eager", w, RACE_TRIALS);
+        int r = race_trials(ctx, k[0], k[2], graph);
+        CHECK(r > 0, "%s: the reader without the wait never raced in %d trials (is the launch programmatic?)",
+              graph ? "graph" : "eager", RACE_TRIALS);
+    }
+    gcr_ctx_destroy(ctx);
+}
+
+/* a slow conv, then a chain of dependent small ops over its result: the successors would read the
+ * conv's output (and the arena slots it reuses) too early without the waits */
+static int pdl_chain(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params p = gcr_conv2d_default();
+    p.padding[0] = p.padding[1] = 1;
+    gcr_tensor *y = gcr_relu(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &p));
+    gcr_tensor *m = gcr_mean(ctx, y, (int[]){2, 3}, 2, true);
+    for (int i = 0; i < 12; i++) m = gcr_add_scalar(ctx, gcr_mul(ctx, m, m), 0.25f);
+    out[0] = gcr_mul(ctx, y, m);
+    out[1] = m;
+    return 2;
+}
+
+static const fm_case chain_case = {"chain", pdl_chain, 2, {{4, {4, 64, 56, 56}, 0, 0, 0}, {4, {64, 64, 3, 3}, 1, 0, 0}}, 0};
+
+/* the outputs' bytes, concatenated (malloc'ed) */
+static unsigned char *out_bytes(gcr_tensor **out, int n, size_t *len)
+{
+    size_t total = 0;
+    for (int o = 0; o < n; o++) total += gcr_tensor_nbytes(out[o]);
+    unsigned char *b = malloc(total ? total : 1), *p = b;
+    for (int o = 0; o < n && b; o++) {
+        size_t nb = gcr_tensor_nbytes(out[o]);
+        if (gcr_tensor_to_host(out[o], p, nb) != GCR_OK) memset(p, 0xee, nb);
+        p += nb;
+    }
+    *len = total;
+    return b;
+}
+
+/* m on ctx c[0] (PDL on) and c[1] (off) with the same data: captured, replayed with fresh inputs,
+ * and eager; every result byte-equal between the two */
+static void same_bytes(gcr_ctx *c[2], const fm_case *m, gcr_dtype dt, gcr_format fmt, const char *what)
+{
+    gcr_tensor *in[2][CU_MAX], *base[2][CU_MAX], *out[2][CU_MAX];
+    gcr_graph *g[2] = {0};
+    int n_out[2] = {0};
+    for (int i = 0; i < m->n_in; i++) {
+        float *h = cu_rand(cu_numel(&m->in[i]), m->in[i].positive);
+        for (int s = 0; s < 2; s++) in[s][i] = cu_make_from(c[s], &m->in[i], dt, fmt, h, &base[s][i]);
+        free(h);
+    }
+    for (int s = 0; s < 2; s++) {
+        OK(c[s], gcr_capture_begin(c[s]));
+        n_out[s] = m->fn(c[s], in[s], out[s]);
+        OK(c[s], gcr_capture_end(c[s], &g[s]));
+    }
+    if (!CHECK(g[0] && g[1] && n_out[0] == n_out[1], "%s: capture: %s / %s", what, gcr_ctx_error(c[0]), gcr_ctx_error(c[1])))
+        goto done;
+    for (int it = 0; it < 4; it++) {
+        if (it > 0) {
+            for (int i = 0; i < m->n_in; i++) {
+                if (m->in[i].is_const) continue;
+                float *h = cu_rand(cu_numel(&m->in[i]), m->in[i].positive);
+                for (int s = 0; s < 2; s++) cu_fill(base[s][i] ? base[s][i] : in[s][i], h);
+                free(h);
+            }
+            for (int s = 0; s < 2; s++) OK(c[s], gcr_graph_replay(g[s]));
+        }
+        size_t len[2];
+        unsigned char *b0 = out_bytes(out[0], n_out[0], &len[0]), *b1 = out_bytes(out[1], n_out[1], &len[1]);
+        CHECK(b0 && b1 && len[0] == len[1] && !memcmp(b0, b1, len[0]), "%s: replay %d differs with PDL on and off", what, it);
+        free(b0);
+        free(b1);
+    }
+    /* eager: the same calls outside a capture */
+    gcr_tensor *ref[2][CU_MAX];
+    uint64_t sc[2];
+    for (int s = 0; s < 2; s++) {
+        sc[s] = gcr_scope_begin(c[s]);
+        m->fn(c[s], in[s], ref[s]);
+    }
+    size_t len[2];
+    unsigned char *b0 = out_bytes(ref[0], n_out[0], &len[0]), *b1 = out_bytes(ref[1], n_out[1], &len[1]);
+    CHECK(b0 && b1 && len[0] == len[1] && !memcmp(b0, b1, len[0]), "%s: eager differs with PDL on and off", what);
+    free(b0);
+    free(b1);
+    for (int s = 0; s < 2; s++) gcr_scope_end(c[s], sc[s]);
+done:
+    for (int s = 0; s < 2; s++) {
+        gcr_graph_destroy(g[s]);
+        for (int i = 0; i < m->n_in; i++) gcr_tensor_free(base[s][i] ? base[s][i] : in[s][i]);
+    }
+}
+
+static void test_bit_identical(void)
+{
+    for (int fusion = 1; fusion >= 0; fusion--) {
+        gcr_ctx *c[2] = {pdl_ctx(1, fusion), pdl_ctx(0, fusion)};
+        if (!c[0] || !c[1]) {
+            h_skip_gpu("no CUDA device");
+            if (c[0]) gcr_ctx_destroy(c[0]);
+            if (c[1]) gcr_ctx_destroy(c[1]);
+            return;
+        }
+        const gcr_dtype dts[2] = {GCR_F32, GCR_F16};
+        const gcr_format fmts[2] = {GCR_NCHW, GCR_NHWC};
+        for (int d = 0; d < 2; d++)
+            for (int f = 0; f < 2; f++) {
+                char what[128];
+                for (int i = 0; i <= FM_N_CASES; i++) {
+                    const fm_case *m = i < FM_N_CASES ? &fm_cases[i] : &chain_case;
+                    snprintf(what, sizeof what, "%s %s %s fusion=%d", m->name, d ? "f16" : "f32", f ? "nhwc" : "nchw", fusion);
+                    same_bytes(c, m, dts[d], fmts[f], what);
+                    gcr_ctx_clear_error(c[0]);
+                    gcr_ctx_clear_error(c[1]);
+                }
+            }
+        gcr_ctx_destroy(c[0]);
+        gcr_ctx_destroy(c[1]);
+    }
+}
+
+int main(void)
+{
+    h_seed(20261126);
+    RUN(test_flags);
+    RUN(test_race);
+    RUN(test_bit_identical);
+    return h_finish();
+}
