@@ -354,6 +354,22 @@ GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; stat
 GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
 /* Runs the graph on the current contents of its inputs; outputs are overwritten. */
 GCR_API gcr_status gcr_graph_replay(gcr_graph *g);
+/* Host staging: the whole step of an inference loop (host input -> forward -> host output) as one
+ * replay. gcr_graph_input_host gives *buf, a host buffer owned by g (page-locked on CUDA) of
+ * exactly the bytes of graph input i; from then on every gcr_graph_replay first copies it into
+ * that input, as gcr_tensor_from_host would (dense row-major in the input's logical order, whatever
+ * its layout). gcr_graph_output_host gives the buffer of output i, into which every later replay
+ * copies that output (as gcr_tensor_to_host) and waits for the copy before it returns. On CUDA the
+ * copies are nodes of the replay's CUDA Graph: one launch and one sync for the whole step. Calling
+ * either again for the same index returns the same buffer. bytes other than the tensor's size is
+ * GCR_ERR_SHAPE; an input that is an expand view is GCR_ERR_INVALID. A buffer lives until g is
+ * destroyed; write inputs and read outputs only between replays. A later replay whose input shapes
+ * make a staged buffer the wrong size fails with GCR_ERR_SHAPE, naming the input or output and
+ * both sizes, runs nothing and frees that buffer: the next replay runs without it, and the buffer
+ * can be staged again with the new size (an output's, once a replay has given it). For a region,
+ * stage the graph gcr_region_graph returns; a re-trace into a new graph starts unstaged. */
+GCR_API gcr_status gcr_graph_input_host(gcr_graph *g, int i, size_t bytes, void **buf);
+GCR_API gcr_status gcr_graph_output_host(gcr_graph *g, int i, size_t bytes, void **buf);
 /* Frees a graph from gcr_capture_end. A region's graph (gcr_region_graph) is the region's: passing
  * it here records GCR_ERR_INVALID on the ctx and frees nothing. */
 GCR_API void gcr_graph_destroy(gcr_graph *g);

@@ -104,9 +104,43 @@ static gcr_status generic_build(gcr_exec_job *j, int *failed_kernel)
     return GCR_OK;
 }
 
+/* t's elements gathered from (into) another tensor of the same shape: the layout copy eager
+ * contiguous and tensor_from_host use */
+static gcr_status layout_copy(gcr_ctx *ctx, gcr_tensor *from, gcr_tensor *to)
+{
+    gcr_call c;
+    memset(&c, 0, sizeof c);
+    c.op = GCR_OP_CONTIGUOUS;
+    c.n_in = 1;
+    c.in[0] = from;
+    return ctx->be->run(ctx, &c, to);
+}
+
+gcr_status gcr_exec_stage_copies(gcr_exec_job *j, bool in)
+{
+    gcr_ctx *ctx = j->ctx;
+    const gcr_exec_stage *s = in ? j->stage : j->stage + j->n_stage_in;
+    int n = in ? j->n_stage_in : j->n_stage_out;
+    for (int i = 0; i < n; i++, s++) {
+        if (s->bytes == 0) continue;
+        gcr_tensor *t = gcr_exec_bound(j, s->value);
+        if (!t) return ctx->status ? ctx->status : GCR_ERR_OOM;
+        void *dev = s->dense ? s->dense->st->data : j->ptr[s->value];
+        if (in) {
+            GCR_TRY(ctx->be->copy(ctx, dev, s->host, s->bytes, GCR_COPY_H2D_QUEUED));
+            if (s->dense) GCR_TRY(layout_copy(ctx, s->dense, t));
+        } else {
+            if (s->dense) GCR_TRY(layout_copy(ctx, t, s->dense));
+            GCR_TRY(ctx->be->copy(ctx, s->host, dev, s->bytes, GCR_COPY_D2H_QUEUED));
+        }
+    }
+    return GCR_OK;
+}
+
 static gcr_status generic_run(gcr_exec_job *j)
 {
     const gcr_ir *ir = j->ir;
+    GCR_TRY(gcr_exec_stage_copies(j, true));
     for (int k = 0; k < ir->n_kernels; k++) {
         const gcr_kernel *K = &ir->kernels[k];
         double t0 = j->set.prof ? gcr_exec_now_us() : 0;
@@ -116,7 +150,8 @@ static gcr_status generic_run(gcr_exec_job *j)
             j->set.prof(j->set.prof_user, K->name, t0, gcr_exec_now_us() - t0);
         }
     }
-    return GCR_OK;
+    GCR_TRY(gcr_exec_stage_copies(j, false));
+    return j->n_stage_out ? gcr_ctx_sync(j->ctx) : GCR_OK;
 }
 
 static void generic_destroy(gcr_exec_job *j)

@@ -24,6 +24,18 @@ typedef struct gcr_exec_settings {
     const char *dump_dir;  /* write the generated source here (knobs.dump "source"); NULL: not */
 } gcr_exec_settings;
 
+/* Host staging (gcr_graph_input_host / gcr_graph_output_host): a copy between a host buffer of the
+ * graph (the backend's host memory: page-locked on CUDA) and a graph input or output value. An
+ * executor's run queues the inputs' copies before its launch list and the outputs' after it, on
+ * the ctx's stream (inside its CUDA Graph), and returns once the outputs' copies are done. */
+typedef struct gcr_exec_stage {
+    int value;            /* the graph input's or output's value in the job's ir */
+    void *host;           /* the value's elements, dense in its logical order (the graph's) */
+    size_t bytes;
+    gcr_tensor *dense;    /* device buffer where a value whose layout is not dense row-major is
+                             gathered or scattered (the variant's); NULL: copied straight */
+} gcr_exec_stage;
+
 /* One planned launch list and the buffers it runs on: a graph's variant as an executor sees it. */
 typedef struct gcr_exec_job {
     gcr_ctx *ctx;
@@ -34,6 +46,10 @@ typedef struct gcr_exec_job {
                               first use (the owner's array; the owner frees the handles) */
     uint64_t key;          /* the input signature's hash: names dump files */
     gcr_exec_settings set;
+    const gcr_exec_stage *stage; /* n_stage_in inputs, then n_stage_out outputs (the owner's) */
+    int n_stage_in, n_stage_out;
+    unsigned stage_gen;    /* changes whenever the staging does: a CUDA Graph captured with other
+                              staging is captured again */
     void *state;           /* the executor's */
 } gcr_exec_job;
 
@@ -64,6 +80,10 @@ gcr_status gcr_exec_call(gcr_exec_job *j, const gcr_node *nd, int x0, gcr_call *
  * skipped, as eager dispatch skips it; a failure names the node. */
 typedef gcr_status (*gcr_exec_run_fn)(gcr_exec_job *j, const gcr_call *c, gcr_tensor *out);
 gcr_status gcr_exec_run_node(gcr_exec_job *j, int node, gcr_exec_run_fn run);
+/* Queues the job's staged copies of its inputs (in) or outputs (!in) on the backend's stream:
+ * straight for a dense value, else through the stage's dense buffer and a layout copy. Waits for
+ * nothing: an executor syncs after the outputs' copies (never while a CUDA Graph captures). */
+gcr_status gcr_exec_stage_copies(gcr_exec_job *j, bool in);
 /* A monotonic clock in microseconds, for profile events. */
 double gcr_exec_now_us(void);
 

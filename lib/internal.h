@@ -237,7 +237,10 @@ void gcr_storage_release(gcr_ctx *ctx, gcr_storage *st);
 
 /* ---------------------------------------------------------------- backend */
 
-typedef enum { GCR_COPY_H2D, GCR_COPY_D2H, GCR_COPY_D2D } gcr_copy_kind;
+/* _QUEUED: the host side is the backend's own host memory (host_alloc), so the copy is queued
+ * on the device's stream and may be captured into a CUDA Graph; the others wait for a host copy
+ * (the caller's memory is its own again at return). */
+typedef enum { GCR_COPY_H2D, GCR_COPY_D2H, GCR_COPY_D2D, GCR_COPY_H2D_QUEUED, GCR_COPY_D2H_QUEUED } gcr_copy_kind;
 
 /* Data pointers one generated CUDA kernel takes: a kernel of its own (a pointwise group or a
  * reduction: capture/codegen_cuda.c), and the extra parameters a hooked conv / matmul / pool
@@ -261,6 +264,9 @@ typedef struct gcr_backend {
     gcr_status (*alloc)(gcr_ctx *ctx, size_t bytes, void **ptr);
     void (*free)(gcr_ctx *ctx, void *ptr, size_t bytes);
     gcr_status (*copy)(gcr_ctx *ctx, void *dst, const void *src, size_t bytes, gcr_copy_kind k);
+    /* Host memory that queued copies may use (CUDA: page-locked); host_free waits for none. */
+    gcr_status (*host_alloc)(gcr_ctx *ctx, size_t bytes, void **ptr);
+    void (*host_free)(gcr_ctx *ctx, void *ptr);
     /* Runs one non-view call eagerly into out, whose storage is allocated and whose strides are
      * dense (row-major or NHWC); inputs may have any strides. */
     gcr_status (*run)(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out);

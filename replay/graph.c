@@ -121,6 +121,7 @@ void gcr_graph_free(gcr_graph *g)
         else cs->graphs = g->next;
         if (g->next) g->next->prev = g->prev;
     }
+    gcr_graph_staging_free(g);
     if (g->owns_handles) gcr_trace_free(g->trace);
     free(g->in_t);
     free(g->sig_now);

@@ -29,7 +29,15 @@ struct gcr_variant {
     gcr_exec_job job;        /* what ex runs: ir, ptr and bound lent, the graph's settings, ex's state */
     gcr_lru_link lru;        /* in the graph's recency list */
     double build_seconds;
+    gcr_exec_stage *stage;   /* the host staging's copies for this signature (staging.c), lent to job */
+    unsigned stage_gen;      /* the graph's stage_gen they were planned for */
 };
+
+/* A host buffer of a graph's staging (the backend's host memory); buf NULL: not staged. */
+typedef struct gcr_host_buf {
+    void *buf;
+    size_t bytes;
+} gcr_host_buf;
 
 struct gcr_graph {
     gcr_ctx *ctx;
@@ -46,6 +54,9 @@ struct gcr_graph {
     gcr_lru lru;             /* the variants, most recently run first */
     gcr_graph_stats stats;
     int tf32;                /* knobs.tf32 at capture: its executors run with it (gcr_graph_settings) */
+    gcr_host_buf *host_in;   /* per graph input, its staging buffer (NULL until one is staged) */
+    gcr_host_buf *host_out;  /* per graph output, likewise */
+    unsigned stage_gen;      /* counts changes of the staging: variants re-plan theirs */
     /* profiling (knobs.profile): events appended by executors, written on destroy */
     int n_prof, cap_prof;
     struct gcr_prof_event *prof;
@@ -94,6 +105,13 @@ gcr_exec_settings gcr_graph_settings(gcr_graph *g);
 /* Per-kernel timings (no-op unless profiling), the executors' profile sink. */
 void gcr_prof_add(gcr_graph *g, const char *name, double ts_us, double dur_us);
 void gcr_prof_write(gcr_graph *g);
+/* host staging (staging.c): v's copies planned for g's staging when it changed (a size that no
+ * longer matches v's signature is GCR_ERR_SHAPE); freed with v; the same copies around an eager
+ * run of the op list (in: before it, !in: after); g's buffers freed with g */
+gcr_status gcr_variant_stage(gcr_graph *g, gcr_variant *v);
+void gcr_variant_stage_free(gcr_graph *g, gcr_variant *v);
+gcr_status gcr_graph_stage_eager(gcr_graph *g, bool in);
+void gcr_graph_staging_free(gcr_graph *g);
 /* Dumps (knobs.dump) of a variant: trace/fused text and dot, source, plan. */
 void gcr_dump_variant(gcr_graph *g, gcr_variant *v);
 

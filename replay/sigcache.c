@@ -40,6 +40,7 @@ static gcr_status variant_run(gcr_graph *g, gcr_variant *v)
 {
     gcr_lru_touch(&g->lru, &v->lru);
     gcr_variant_refresh_ptrs(g, v);
+    GCR_TRY(gcr_variant_stage(g, v));
     v->job.set = gcr_graph_settings(g);
     GCR_TRY(v->ex->run(&v->job));
     g->cur = v;
@@ -80,7 +81,9 @@ gcr_status gcr_graph_run(gcr_graph *g)
     if (v) return variant_run(g, v);
     if (g->cur && !ctx->knobs.retrace) {
         gcr_info(ctx, "replay: input signature changed; running the op list eagerly (retrace=0)");
-        return gcr_ir_interpret(ctx, g->trace, g->in_t);
+        GCR_TRY(gcr_graph_stage_eager(g, true));
+        GCR_TRY(gcr_ir_interpret(ctx, g->trace, g->in_t));
+        return gcr_graph_stage_eager(g, false);
     }
     if (g->cur) gcr_info(ctx, "replay: input signature changed; re-specialising the graph");
     /* The new variant is built and run before anything is evicted: a failed build or run leaves

@@ -31,6 +31,7 @@ void gcr_variant_free(gcr_graph *g, gcr_variant *v)
     if (!v) return;
     gcr_ctx *ctx = g->ctx;
     if (v->ex && v->ex->destroy) v->ex->destroy(&v->job);
+    gcr_variant_stage_free(g, v);
     if (v->ir) {
         for (int x = 0; x < v->ir->n_values; x++) {
             if (v->bound && v->bound[x]) gcr_tensor_destroy(v->bound[x]);
@@ -104,7 +105,8 @@ gcr_status gcr_variant_build(gcr_graph *g, const gcr_meta *sig, gcr_variant **ou
         if ((s = gcr_ir_optimize(v->ir)) != GCR_OK) break;
         if ((s = variant_alloc(g, v)) != GCR_OK) break;
         v->ex = gcr_exec_pick(ctx);
-        v->job = (gcr_exec_job){ctx, v->ir, v->ptr, v->bound, v->key, gcr_graph_settings(g), NULL};
+        v->job = (gcr_exec_job){.ctx = ctx, .ir = v->ir, .ptr = v->ptr, .bound = v->bound, .key = v->key,
+                                .set = gcr_graph_settings(g)};
         int failed = -1;
         gcr_status saved = ctx->status;
         s = v->ex->build(&v->job, &failed);

@@ -215,6 +215,7 @@ static int smp_cmp_double(const void *a, const void *b)
 
 typedef struct {
     double ms, first_s, first_replay_at;
+    double step_ms, step_staged_ms; /* graph mode: the whole loop step (smp_loop_step); 0: not run */
     int kernels, ran;
     gcr_graph_stats st;
     float *out;
@@ -314,6 +315,61 @@ static void smp_run_mode(gcr_ctx *ctx, const smp_sample *s, void *m, gcr_tensor 
         r->kernels = r->st.kernels;
     }
     r->ran = 1;
+}
+
+/* The median of reps timings of per calls of one loop step, in ms. */
+static double smp_time_steps(gcr_ctx *ctx, const smp_sample *s, void *m, gcr_tensor *x, const smp_options *o,
+                             gcr_graph *g, void *host_in, size_t in_bytes, float *host_out, size_t out_bytes)
+{
+    void *in_buf = NULL, *out_buf = NULL;
+    if (g && (gcr_graph_input_host(g, 0, in_bytes, &in_buf) != GCR_OK ||
+              gcr_graph_output_host(g, 0, out_bytes, &out_buf) != GCR_OK))
+        smp_die(ctx, "staging the loop step's host buffers");
+    if (g) memcpy(in_buf, host_in, in_bytes); /* where a loop would decode its image straight into */
+    uint64_t scope = 0;
+    int reps = o->iters < 5 ? o->iters : 5, per = o->iters / reps;
+    double ms[5];
+    for (int rep = 0; rep < reps; rep++) {
+        double t0 = smp_now();
+        for (int i = 0; i < per; i++) {
+            if (g) { /* one replay uploads, runs and downloads: the logits are in out_buf at return */
+                smp_step(ctx, s, m, x, SMP_GRAPH, &scope);
+            } else {
+                if (gcr_tensor_from_host(x, host_in, in_bytes) != GCR_OK) smp_die(ctx, "uploading the input");
+                gcr_tensor *y = smp_step(ctx, s, m, x, SMP_GRAPH, &scope);
+                if (gcr_tensor_to_host(y, host_out, out_bytes) != GCR_OK) smp_die(ctx, "downloading the logits");
+            }
+        }
+        ms[rep] = (smp_now() - t0) * 1e3 / per;
+    }
+    if (g) memcpy(host_out, out_buf, out_bytes);
+    qsort(ms, (size_t)reps, sizeof *ms, smp_cmp_double);
+    return ms[reps / 2];
+}
+
+/* Graph mode's whole loop step, host input to host logits, as a C inference loop runs it: with
+ * explicit copies (gcr_tensor_from_host, the region, gcr_tensor_to_host: three syncs), and with the
+ * region's graph owning page-locked host buffers (gcr_graph_input_host / output_host: the copies
+ * are nodes of its CUDA Graph, one launch and one sync). Either way the input starts in host memory
+ * the loop owns (host_in, or the staged buffer it decodes into) and the logits end in host memory
+ * (host_out, or the staged buffer); the input's bytes are x's own. */
+static void smp_loop_step(gcr_ctx *ctx, const smp_sample *s, void *m, gcr_tensor *x, const smp_options *o,
+                          smp_result *r)
+{
+    gcr_graph *g = gcr_region_graph(ctx, "forward");
+    gcr_tensor *y = g && gcr_graph_num_outputs(g) == 1 ? gcr_graph_get_output(g, 0) : NULL;
+    if (!g || !y || gcr_graph_num_inputs(g) != 1 || gcr_graph_get_input(g, 0) != x) {
+        printf("loop step: the forward's graph does not have the input as its only input and the logits as its only "
+               "output; not timed\n");
+        return;
+    }
+    size_t in_bytes = gcr_tensor_nbytes(x), out_bytes = gcr_tensor_nbytes(y);
+    void *host_in = malloc(in_bytes), *host_out = malloc(out_bytes);
+    if (!host_in || !host_out || gcr_tensor_to_host(x, host_in, in_bytes) != GCR_OK) smp_die(ctx, "loop step buffers");
+    r->step_ms = smp_time_steps(ctx, s, m, x, o, NULL, host_in, in_bytes, host_out, out_bytes);
+    r->step_staged_ms = smp_time_steps(ctx, s, m, x, o, g, host_in, in_bytes, host_out, out_bytes);
+    free(host_in);
+    free(host_out);
 }
 
 /* How far logits [batch, classes] are from reference logits: the max rel diff over the whole
@@ -432,6 +488,7 @@ static int smp_main(int argc, char **argv, const smp_sample *s)
     memset(r, 0, sizeof r);
     for (int k = 0; k < SMP_NMODES; k++)
         if (o.modes & (1 << k)) smp_run_mode(ctx, s, m, x, k, &o, &r[k]);
+    if (r[SMP_GRAPH].ran) smp_loop_step(ctx, s, m, x, &o, &r[SMP_GRAPH]);
 
     int base = r[SMP_EAGER].ran ? SMP_EAGER : -1;
     printf("%-16s %12s %12s %12s %9s %13s\n", "mode", "median ms", "images/s", "kernels/fwd", "speedup",
@@ -450,6 +507,9 @@ static int smp_main(int argc, char **argv, const smp_sample *s)
                    smp_mode_name[k], r[k].st.ops_traced, r[k].st.kernels, r[k].st.fused_groups,
                    r[k].st.arena_bytes / 1048576.0, r[k].st.compile_seconds, r[k].st.cache_hits,
                    r[k].st.cache_misses);
+    if (r[SMP_GRAPH].step_ms > 0)
+        printf("captured+graph loop step (host input -> host logits): %.3f ms with explicit copies, %.3f ms staged in "
+               "the graph\n", r[SMP_GRAPH].step_ms, r[SMP_GRAPH].step_staged_ms);
     for (int k = 1; k < SMP_NMODES; k++)
         if (r[k].ran && r[k].first_replay_at > 0)
             printf("%s: first replayed result %.2f s after process start\n", smp_mode_name[k], r[k].first_replay_at);
@@ -458,10 +518,11 @@ static int smp_main(int argc, char **argv, const smp_sample *s)
         if (r[k].ran)
             printf("RESULT {\"engine\":\"gcr-%s\",%s,\"dtype\":\"%s\",\"layout\":\"%s\","
                    "\"batch\":%d,\"ms\":%.4f,\"img_per_s\":%.1f,\"kernels\":%d,\"first_pass_s\":%.3f,"
-                   "\"first_replay_at_s\":%.3f,\"compile_s\":%.3f,\"device\":\"%s\"}\n",
+                   "\"first_replay_at_s\":%.3f,\"compile_s\":%.3f,\"step_ms\":%.4f,\"step_staged_ms\":%.4f,"
+                   "\"device\":\"%s\"}\n",
                    smp_mode_key[k], json, gcr_dtype_name(o.dtype), o.fmt == GCR_NHWC ? "nhwc" : "nchw", o.batch,
                    r[k].ms, o.batch * 1e3 / r[k].ms, r[k].kernels, r[k].first_s, r[k].first_replay_at,
-                   r[k].st.compile_seconds, gcr_ctx_device_name(ctx));
+                   r[k].st.compile_seconds, r[k].step_ms, r[k].step_staged_ms, gcr_ctx_device_name(ctx));
 
     int rc = 0;
     int64_t nout = (int64_t)o.batch * classes;

@@ -36,6 +36,9 @@ static gcr_status cpu_copy(gcr_ctx *ctx, void *dst, const void *src, size_t byte
     return GCR_OK;
 }
 
+static gcr_status cpu_host_alloc(gcr_ctx *ctx, size_t bytes, void **ptr) { return cpu_alloc(ctx, bytes, ptr); }
+static void cpu_host_free(gcr_ctx *ctx, void *ptr) { free(ptr); }
+
 static const gcr_run_fn cpu_kernels[GCR_KIND_COUNT] = {
 #define K(E, name, infer, cpu, ...) [GCR_KIND_##E] = cpu,
 #include "../kinds.def"
@@ -55,6 +58,7 @@ static gcr_status cpu_sync(gcr_ctx *ctx)
 
 const gcr_backend gcr_cpu_backend = {
     .name = "cpu", .device = GCR_DEVICE_CPU, .init = cpu_init, .fini = cpu_fini,
-    .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy, .run = cpu_run, .sync = cpu_sync,
+    .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy, .run = cpu_run,
+    .host_alloc = cpu_host_alloc, .host_free = cpu_host_free, .sync = cpu_sync,
     .executor = &gcr_cpu_executor,
 };

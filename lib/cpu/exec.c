@@ -252,6 +252,7 @@ static gcr_status cpu_run(gcr_exec_job *job)
     cpu_state *st = job->state;
     const gcr_ir *ir = job->ir;
     bool prof = job->set.prof != NULL;
+    GCR_TRY(gcr_exec_stage_copies(job, true)); /* host staging: plain copies on the CPU */
     for (int k = 0; k < ir->n_kernels; k++) {
         const gcr_kernel *K = &ir->kernels[k];
         double t0 = prof ? gcr_exec_now_us() : 0;
@@ -266,7 +267,7 @@ static gcr_status cpu_run(gcr_exec_job *job)
         }
         if (prof) job->set.prof(job->set.prof_user, K->name, t0, gcr_exec_now_us() - t0);
     }
-    return GCR_OK;
+    return gcr_exec_stage_copies(job, false);
 }
 
 static void cpu_destroy(gcr_exec_job *job)

@@ -61,11 +61,30 @@ static void cuda_free(gcr_ctx *ctx, void *ptr, size_t bytes) { gcr_cuda_free_blo
 static gcr_status cuda_copy(gcr_ctx *ctx, void *dst, const void *src, size_t bytes, gcr_copy_kind k)
 {
     cudaStream_t s = gcr_cuda_st(ctx)->stream;
-    static const enum cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice};
+    static const enum cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice,
+                                                cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost};
     GCR_TRY(gcr_cuda_error(ctx, cudaMemcpyAsync(dst, src, bytes, kinds[k], s), "cuda copy: cudaMemcpyAsync"));
-    /* host memory is the caller's again as soon as we return: wait for host transfers */
-    if (k != GCR_COPY_D2D) GCR_TRY(gcr_cuda_error(ctx, cudaStreamSynchronize(s), "cuda copy: cudaStreamSynchronize"));
+    /* host memory is the caller's again as soon as we return: wait for host transfers, except from
+     * and to our own pinned buffers (queued, and so capturable into a graph) */
+    if (k == GCR_COPY_H2D || k == GCR_COPY_D2H)
+        GCR_TRY(gcr_cuda_error(ctx, cudaStreamSynchronize(s), "cuda copy: cudaStreamSynchronize"));
     return GCR_OK;
+}
+
+static gcr_status cuda_host_alloc(gcr_ctx *ctx, size_t bytes, void **ptr)
+{
+    *ptr = NULL;
+    cudaError_t e = cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocDefault);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return gcr_set_error(ctx, GCR_ERR_OOM, "cuda: out of page-locked host memory for %zu bytes", bytes);
+    }
+    return gcr_cuda_error(ctx, e, "cuda: cudaHostAlloc");
+}
+
+static void cuda_host_free(gcr_ctx *ctx, void *ptr)
+{
+    if (ptr) cudaFreeHost(ptr);
 }
 
 static const gcr_run_fn cuda_kernels[GCR_KIND_COUNT] = {
@@ -125,6 +144,7 @@ static gcr_status cuda_sync(gcr_ctx *ctx)
 static const gcr_backend cuda_backend = {
     .name = "cuda", .device = GCR_DEVICE_CUDA, .init = cuda_init, .fini = cuda_fini,
     .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
+    .host_alloc = cuda_host_alloc, .host_free = cuda_host_free,
     .check = cuda_check, .operands = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS},
     .executor = &gcr_cuda_executor,
 };

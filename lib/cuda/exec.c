@@ -49,6 +49,7 @@ typedef struct cuda_state {
     CUfunction *own;        /* the OWN kernels' functions (all their parameters are data pointers) */
     int n_own;
     gcr_cuda_patch *patch;  /* where the exec's nodes hold rebindable addresses; NULL: re-capture */
+    unsigned stage_gen;     /* the job's host staging the exec was captured with */
     gcr_cuda_graph_stats gs;
 } cuda_state;
 
@@ -296,11 +297,21 @@ static gcr_status launch_one(gcr_exec_job *j, int k)
     return GCR_ERR_INTERNAL;
 }
 
+/* the launch list between the host staging's copies (queued: inside a capture they are nodes of
+ * the CUDA Graph) */
 static gcr_status launch_all(gcr_exec_job *j)
 {
     cuda_state *st = j->state;
+    GCR_TRY(gcr_exec_stage_copies(j, true));
     for (int k = 0; k < st->n; k++) GCR_TRY(launch_one(j, k));
-    return GCR_OK;
+    return gcr_exec_stage_copies(j, false);
+}
+
+/* a run that staged outputs returns with them in their host buffers */
+static gcr_status staged_sync(gcr_exec_job *j)
+{
+    if (!j->n_stage_out) return GCR_OK;
+    return gcr_cuda_error(j->ctx, cudaStreamSynchronize(gcr_cuda_stream(j->ctx)), "replay: staged outputs: cudaStreamSynchronize");
 }
 
 /* Plain launches, each between two events; the timings become profile events. */
@@ -319,6 +330,7 @@ static gcr_status run_profiled(gcr_exec_job *j)
     double t0 = gcr_exec_now_us();
     const char **fn = calloc((size_t)st->n + 1, sizeof *fn);
     if (!fn) rs = gcr_set_error(ctx, GCR_ERR_OOM, "profile: out of host memory");
+    if (rs == GCR_OK) rs = gcr_exec_stage_copies(j, true);
     if (rs == GCR_OK) {
         cudaEventRecord(ev[0], s);
         for (int k = 0; k < st->n && rs == GCR_OK; k++) {
@@ -328,7 +340,8 @@ static gcr_status run_profiled(gcr_exec_job *j)
             cudaEventRecord(ev[k + 1], s);
         }
     }
-    if (rs == GCR_OK) rs = gcr_cuda_error(ctx, cudaEventSynchronize(ev[st->n]), "profile: cudaEventSynchronize");
+    if (rs == GCR_OK) rs = gcr_exec_stage_copies(j, false);
+    if (rs == GCR_OK) rs = gcr_cuda_error(ctx, cudaStreamSynchronize(s), "profile: cudaStreamSynchronize");
     double ts = t0;
     for (int k = 0; k < st->n && rs == GCR_OK; k++) {
         float ms = 0;
@@ -375,6 +388,7 @@ static gcr_status capture(gcr_exec_job *j)
     if (st->graph) cudaGraphDestroy(st->graph);
     st->graph = graph;
     memcpy(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values);
+    st->stage_gen = j->stage_gen;
     st->gs.captures++;
     GCR_TRY(gcr_cuda_patch_record(j, graph, st->own, st->n_own, &st->patch, &st->gs.why));
     if (!st->patch) gcr_info(ctx, "replay: a rebound input will re-capture this graph: %s", st->gs.why);
@@ -403,11 +417,14 @@ static gcr_status cuda_run(gcr_exec_job *j)
     /* profiling times every kernel of every run, so it launches plainly (no graph) */
     if (j->set.prof) return run_profiled(j);
     /* the first run launches plainly: every module gets loaded outside a capture */
-    if (st->runs++ == 0) return launch_all(j);
-    if (!j->set.graphs) return launch_all(j);
-    if (!st->exec) GCR_TRY(capture(j));
+    if (st->runs++ == 0 || !j->set.graphs) {
+        GCR_TRY(launch_all(j));
+        return staged_sync(j);
+    }
+    if (!st->exec || st->stage_gen != j->stage_gen) GCR_TRY(capture(j));
     else if (memcmp(st->cap_ptr, j->ptr, sizeof *j->ptr * (size_t)j->ir->n_values)) GCR_TRY(rebind(j));
-    return gcr_cuda_error(ctx, cudaGraphLaunch(st->exec, gcr_cuda_stream(ctx)), "replay: cudaGraphLaunch");
+    GCR_TRY(gcr_cuda_error(ctx, cudaGraphLaunch(st->exec, gcr_cuda_stream(ctx)), "replay: cudaGraphLaunch"));
+    return staged_sync(j);
 }
 
 static void cuda_destroy(gcr_exec_job *j)
