@@ -111,6 +111,14 @@ typedef struct gcr_knobs {
                               that kernel's results before touching memory; results are bit-identical
                               either way. 0 plain launches (default 1; always off before sm_90). A graph
                               keeps the value in force when its launches were captured */
+    int l2_persist;        /* GCR_L2_PERSIST: 1 packs the constants a graph variant reads (weights, folded BN)
+                              into one device buffer of its own when the variant is built, and gives its
+                              CUDA Graph's kernels an L2 access-policy window over it (persisting hits),
+                              so replays keep the weights in L2 (sm_80+; raises the device's
+                              persisting-L2 limit to the weights' size; weights beyond the device's
+                              persisting maximum get no window). Costs a second copy of the weights per
+                              variant; later writes to constant tensors do not reach the variant (as
+                              gcr_tensor_set_const allows). 0 reads constants in place (default 0) */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

@@ -12,7 +12,7 @@ gcr_ctx_opts gcr_ctx_opts_default(void)
     o.device = GCR_DEVICE_AUTO;
     o.knobs.fusion = o.knobs.graphs = o.knobs.horizontal = o.knobs.single_node = -1;
     o.knobs.guards = o.knobs.retrace = o.knobs.graph_cache = o.knobs.log = o.knobs.tf32 = -1;
-    o.knobs.autotune = o.knobs.pdl = -1;
+    o.knobs.autotune = o.knobs.pdl = o.knobs.l2_persist = -1;
     return o;
 }
 
@@ -69,6 +69,7 @@ static bool knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
     k->tf32 = env_int("GCR_TF32", api->tf32, 0);
     k->autotune = env_int("GCR_AUTOTUNE", api->autotune, 0);
     k->pdl = env_int("GCR_PDL", api->pdl, 1);
+    k->l2_persist = env_int("GCR_L2_PERSIST", api->l2_persist, 0);
     bool ok = env_str(&k->skip_fuse, "GCR_SKIP_FUSE", api->skip_fuse, NULL);
     ok = env_str(&k->dump, "GCR_DUMP", api->dump, NULL) && ok;
     ok = env_str(&k->dump_dir, "GCR_DUMP_DIR", api->dump_dir, "gcr_dump") && ok;
@@ -157,6 +158,7 @@ gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
 #define SET_INT(f) if (k->f >= 0) c->f = k->f
     SET_INT(fusion); SET_INT(graphs); SET_INT(horizontal); SET_INT(single_node);
     SET_INT(guards); SET_INT(retrace); SET_INT(log); SET_INT(tf32); SET_INT(autotune); SET_INT(pdl);
+    SET_INT(l2_persist);
     if (k->graph_cache >= 1) c->graph_cache = k->graph_cache;
 #undef SET_INT
 #define SET_STR(f)                                                                                            \

@@ -50,6 +50,9 @@ typedef struct gcr_exec_job {
     int n_stage_in, n_stage_out;
     unsigned stage_gen;    /* changes whenever the staging does: a CUDA Graph captured with other
                               staging is captured again */
+    const void *persist;   /* the variant's packed constants (knobs.l2_persist), NULL: none; the CUDA
+                              executor gives its kernels an L2 access-policy window over them */
+    size_t persist_bytes;
     void *state;           /* the executor's */
 } gcr_exec_job;
 

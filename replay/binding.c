@@ -20,7 +20,7 @@ void gcr_variant_refresh_ptrs(gcr_graph *g, gcr_variant *v)
     for (int i = 0; i < ir->n_inputs; i++) v->ptr[ir->inputs[i]] = gcr_tensor_data(g->in_t[i]);
     for (int x = 0; x < ir->n_values; x++) {
         gcr_value *val = &ir->values[x];
-        if (val->kind == GCR_V_CONST && val->ext) v->ptr[x] = gcr_tensor_data(val->ext);
+        if (val->kind == GCR_V_CONST && val->ext) v->ptr[x] = v->cptr && v->cptr[x] ? v->cptr[x] : gcr_tensor_data(val->ext);
     }
     for (int x = 0; x < ir->n_values; x++) {
         gcr_value *val = &ir->values[x];

@@ -29,6 +29,9 @@ struct gcr_variant {
     gcr_exec_job job;        /* what ex runs: ir, ptr and bound lent, the graph's settings, ex's state */
     gcr_lru_link lru;        /* in the graph's recency list */
     double build_seconds;
+    void *consts;            /* knobs.l2_persist: copies of the constants its kernels read, packed */
+    size_t consts_bytes;
+    void **cptr;             /* per value: its packed copy in consts (NULL: read in place) */
     gcr_exec_stage *stage;   /* the host staging's copies for this signature (staging.c), lent to job */
     unsigned stage_gen;      /* the graph's stage_gen they were planned for */
 };

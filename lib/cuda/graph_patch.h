@@ -42,10 +42,11 @@ int gcr_cuda_patch_nodes(const gcr_cuda_patch *p);
 void gcr_cuda_patch_free(gcr_cuda_patch *p);
 
 /* A job's CUDA Graph upkeep (tests, benches): captures made, rebinds patched into kernel node
- * parameters, rebinds that captured again, kernel nodes the last patch touched, and why the graph
- * cannot be patched (NULL: it can, or none was captured). lib/cuda/exec.c keeps them. */
+ * parameters, rebinds that captured again, kernel nodes the last patch touched, kernel nodes the
+ * last capture gave an L2 access-policy window (knobs.l2_persist), and why the graph cannot be
+ * patched (NULL: it can, or none was captured). lib/cuda/exec.c keeps them. */
 typedef struct gcr_cuda_graph_stats {
-    int captures, patched, recaptured, nodes;
+    int captures, patched, recaptured, nodes, windowed;
     const char *why;
 } gcr_cuda_graph_stats;
 /* The stats of job j, which executor ex runs (zeros unless ex is the CUDA executor). */
