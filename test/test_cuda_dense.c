@@ -284,6 +284,8 @@ static const pool_case pools[] = {
     {2, 2, 7, 10, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 5}, /* adaptive, uneven windows */
     {2, 2, 40, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},  /* global average */
     {2, 3, 70, 29, 31, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* global average, long rows */
+    {2, 1, 96, 56, 56, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* global average, one image: pixel splits */
+    {2, 2, 33, 17, 19, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* splits over odd pixels and channels */
 };
 
 static gcr_tensor *pool_run(gcr_ctx *ctx, const pool_case *k, gcr_tensor *x)

@@ -1,6 +1,7 @@
 /* pool.c — max/avg/adaptive-avg pooling on the GPU (kernels/pool.cuh): a thread per output in
  * general, and a reduction kernel for global average pooling (adaptive 1x1), chosen by which
- * input dim is contiguous. Window rules are PyTorch's, as in lib/cpu/pool.c. */
+ * input dim is contiguous, split over pixels when images x channels are too few to fill the GPU.
+ * Window rules are PyTorch's, as in lib/cpu/pool.c. */
 #include "dense.h"
 #include <stdio.h>
 
@@ -17,19 +18,37 @@ int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit 
     return n;
 }
 
+/* Pixel splits of a global average over channels (gcr_gap_cols_body): groups (image x 32-channel
+ * blocks) fewer than the SMs leave most of the GPU idle while each block walks every pixel, as
+ * MobileNet-v3's squeeze-excite pools do at batch 1 (3 to 30 blocks over 28x28 to 7x7), so the
+ * pixels split until about two blocks per SM, each split at least 64 pixels, at most 64 splits;
+ * sets a's workspace. 1 without split-K's scratch (or with src_out: only the program is wanted). */
+static unsigned gap_splits(gcr_ctx *ctx, gcr_pool_args *a, int64_t groups, const gcr_cuda_hooks *h)
+{
+    int64_t sms = gcr_cuda_sm_count(ctx), hw = a->H * a->W;
+    if (groups >= sms || hw < 128 || (h && h->src_out)) return 1;
+    int64_t s = (2 * sms + groups - 1) / groups;
+    if (s > hw / 64) s = hw / 64;
+    if (s > 64) s = 64;
+    if (s < 2 || groups > GCR_CUDA_SPLITK_TILES || groups * s * 32 * 4 > (int64_t)GCR_CUDA_SPLITK_BYTES) return 1;
+    if (!gcr_cuda_splitk_ws(ctx, 1, &a->part, &a->sem)) return 1;
+    a->splits = s;
+    return (unsigned)s;
+}
+
 gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
     const gcr_meta *x = &c->in[0]->m, *y = &out->m;
     const gcr_pool2d_params *p = &c->p.pool;
     gcr_dtype dt = x->dtype;
     gcr_pool_args a = {.N = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2],
-                   .OW = y->shape[3]};
+                   .OW = y->shape[3], .splits = 1};
     for (int i = 0; i < 4; i++) {
         a.xs[i] = x->strides[i];
         a.ys[i] = y->strides[i];
     }
     const char *kind;
-    unsigned gx, gy = 1;
+    unsigned gx, gy = 1, gz = 1;
     if (c->op == GCR_OP_ADAPTIVE_AVG_POOL2D && a.OH == 1 && a.OW == 1) {
         a.total = a.N * a.C;
         /* channels contiguous: coalesce over C; also where a warp per (n, c) row would need more
@@ -38,6 +57,7 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
             kind = "gap_cols";
             gx = (unsigned)((a.C + 31) / 32);
             gy = (unsigned)a.N;
+            gz = gap_splits(ctx, &a, (int64_t)gx * gy, h);
         } else {
             kind = "gap_rows";
             gx = (unsigned)((a.total + 7) / 8);
@@ -69,7 +89,8 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
     const void *xp = gcr_tensor_data(c->in[0]);
     void *yp = gcr_tensor_data(out);
     void *std[] = {&a, &xp, &yp};
-    return gcr_cuda_hooked_launch(ctx, k, gx, gy, 1, 256, 0, std, 3, h);
+    if (gz > 1) GCR_TRY(gcr_cuda_splitk_zeroed(ctx));
+    return gcr_cuda_hooked_launch(ctx, k, gx, gy, gz, 256, 0, std, 3, h);
 }
 
 gcr_status gcr_cuda_pool(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out)

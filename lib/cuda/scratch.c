@@ -4,9 +4,10 @@
  * address in kernel parameters, so it never moves, shrinks or returns to the allocator (a block
  * handed back during a capture would be given to a later tensor, which every replay then
  * overwrote). cudaMalloc is no stream operation, so a graph being captured (relaxed mode) gains no
- * node for it. One copy serves every kernel of the ctx, since they run one after the other on its
- * one stream: kernels that overlap (programmatic dependent launch lets a kernel start before its
- * predecessor ends) must not share it, as split-K's counters and partials are per launch. */
+ * node for it. One copy serves every kernel of the ctx (split-K tiles, and global average pooling
+ * split over pixels, pool.c), since they run one after the other on its one stream: a kernel
+ * launched early by programmatic dependent launch touches no memory before its predecessor has
+ * finished (gcr_grid_dep, kernels/common.cuh). */
 #include "dense.h"
 
 struct gcr_cuda_scratch {

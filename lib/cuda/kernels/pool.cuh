@@ -90,27 +90,51 @@ __device__ __forceinline__ void gcr_gap_rows_body(const gcr_pool_args &p, const 
     if (lane == 0) epi(s / (float)HW, n, c, n * p.ys[0] + c * p.ys[1]);
 }
 
-/* global average, channels contiguous: block (32 channels, 8 pixel slices) of image blockIdx.y */
+/* global average, channels contiguous: block (32 channels, 8 pixel slices) of image blockIdx.y,
+ * over pixels [z HW / splits, (z + 1) HW / splits) of split z = blockIdx.z. With splits > 1 (few
+ * images and channels: too few blocks to fill the GPU) each block stores its 32 sums through L2
+ * and counts itself in; the last of the group's splits to arrive resets the counter, adds the
+ * splits' sums in split order (the same result whichever arrives last) and runs the epilogue. The
+ * fences order the partials before the count and the sum's reads after it. */
 template <typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
 {
     __shared__ float part[8][33];
+    __shared__ int last;
     const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, W = (int)p.W, HW = (int)(p.H * p.W);
-    const int c = blockIdx.x * 32 + tx, n = blockIdx.y;
+    const int c = blockIdx.x * 32 + tx, n = blockIdx.y, S = (int)p.splits, z = blockIdx.z;
+    const int lo = (int)((long long)HW * z / S), hi = (int)((long long)HW * (z + 1) / S);
     float s = 0.0f;
     if (c < (int)p.C) {
         const T *xb = x + n * p.xs[0] + c * p.xs[1];
-        for (int i = ty; i < HW; i += 8) {
+        for (int i = lo + ty; i < hi; i += 8) {
             int iy = i / W, ix = i - iy * W;
             s += pro(gcr_dn_ld(xb, iy * p.xs[2] + ix * p.xs[3]), n, c);
         }
     }
     part[ty][tx] = s;
     __syncthreads();
-    if (ty == 0 && c < (int)p.C) {
+    if (ty == 0)
         for (int k = 1; k < 8; k++) s += part[k][tx];
-        epi(s / (float)HW, n, c, n * p.ys[0] + c * p.ys[1]);
+    if (S > 1) {
+        const long long grp = (long long)n * gridDim.x + blockIdx.x;
+        if (ty == 0) __stcg(&p.part[(grp * S + z) * 32 + tx], s);
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const unsigned prev = atomicAdd(&p.sem[grp], 1u);
+            last = prev == (unsigned)S - 1;
+            if (last) p.sem[grp] = 0; /* every split has arrived: the next kernel finds it 0 */
+        }
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        if (ty == 0) {
+            s = 0.0f;
+            for (int k = 0; k < S; k++) s += __ldcg(&p.part[(grp * S + k) * 32 + tx]);
+        }
     }
+    if (ty == 0 && c < (int)p.C) epi(s / (float)HW, n, c, n * p.ys[0] + c * p.ys[1]);
 }
 
 #define GCR_POOL_KERNEL(NAME, T, BODY)                                                                     \
