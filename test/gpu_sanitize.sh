@@ -12,6 +12,9 @@
 # (default 25; memcheck runs their full counts): racecheck instruments every module each new graph
 # loads and every shared-memory access, and 100 graphs outlasted 420 s on an H100 (2026-11-25).
 #
+# Each sanitized binary sees GCR_TEST_SANITIZER=<tool>: the sanitizers run kernels one after the
+# other, so a check that needs two kernels to overlap (test_cuda_pdl's control race) is not judged.
+#
 # Deliberate CUDA API failures (the tests' out-of-memory and missing-kernel cases, which the library
 # turns into statuses) are not reported (--report-api-errors no); memory and race errors are. A binary
 # that makes no CUDA call (a CPU-only unit) is listed as such and counts as clean.
@@ -49,7 +52,7 @@ one() { # $1 tool, $2 binary -> one summary line
   # racecheck runs about 10x slower than memcheck: the fuzzers take RACE_FUZZ_N graphs there
   local fuzz_n=${GCR_FUZZ_N:-} replay_n=${GCR_FUZZ_REPLAY_N:-}
   [ "$tool" = racecheck ] && fuzz_n=$RACE_FUZZ_N replay_n=$RACE_FUZZ_N
-  env ${fuzz_n:+GCR_FUZZ_N=$fuzz_n} ${replay_n:+GCR_FUZZ_REPLAY_N=$replay_n} timeout "$TIME_S" compute-sanitizer --tool "$tool" --report-api-errors no --print-limit 50 "$bin" > "$log" 2>&1
+  env GCR_TEST_SANITIZER="$tool" ${fuzz_n:+GCR_FUZZ_N=$fuzz_n} ${replay_n:+GCR_FUZZ_REPLAY_N=$replay_n} timeout "$TIME_S" compute-sanitizer --tool "$tool" --report-api-errors no --print-limit 50 "$bin" > "$log" 2>&1
   local rc=$?
   local errs result
   # memcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"

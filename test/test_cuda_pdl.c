@@ -139,12 +139,18 @@ static void test_race(void)
         gcr_ctx_destroy(ctx);
         return;
     }
+    /* compute-sanitizer runs kernels one after the other, so under it (test/gpu_sanitize.sh sets
+     * GCR_TEST_SANITIZER) the control cannot race and is not judged */
+    const char *san = getenv("GCR_TEST_SANITIZER");
+    bool serialized = san && *san;
+    if (serialized) printf("test_race: under compute-sanitizer: the control reader is not judged\n");
     for (int graph = 0; graph < 2; graph++) {
         int w = race_trials(ctx, k[0], k[1], graph);
         CHECK(w == 0, "%s: the waiting reader saw stale data in %d of %d trials", graph ? "graph" : "eager", w, RACE_TRIALS);
         int r = race_trials(ctx, k[0], k[2], graph);
-        CHECK(r > 0, "%s: the reader without the wait never raced in %d trials (is the launch programmatic?)",
-              graph ? "graph" : "eager", RACE_TRIALS);
+        if (!serialized)
+            CHECK(r > 0, "%s: the reader without the wait never raced in %d trials (is the launch programmatic?)",
+                  graph ? "graph" : "eager", RACE_TRIALS);
     }
     gcr_ctx_destroy(ctx);
 }
