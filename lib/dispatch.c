@@ -21,6 +21,12 @@ gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, ch
 gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
 {
     const char *name = gcr_op_table[c->op].name;
+    /* a region pass repeating its recorded calls: each is matched before anything is inferred or
+     * validated (the host cost of a pass is most of a small model's loop-step overhead) */
+    if (ctx->mode == GCR_MODE_CHECK && ctx->rec) {
+        gcr_tensor *t = ctx->rec->replayed(ctx, c);
+        if (t) return t;
+    }
     for (int i = 0; i < c->n_in; i++) {
         gcr_tensor *t = c->in[i];
         if (t && t->ctx != ctx) {

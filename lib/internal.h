@@ -304,6 +304,10 @@ typedef struct gcr_recorder {
     /* Records c (already validated to meta out); returns the traced tensor, or NULL with the
      * error set. */
     gcr_tensor *(*record)(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
+    /* A region pass's check (mode CHECK), before any validation: the traced result when c is the
+     * very call the pass expects next (same op, parameters and inputs, so the same validation and
+     * result meta as when it was recorded), else NULL and c goes through validation and record(). */
+    gcr_tensor *(*replayed)(gcr_ctx *ctx, const gcr_call *c);
     /* Whether fn (tensor_to_host / tensor_from_host, write true for the latter) may touch t now:
      * refuses, with the reason recorded on t's ctx, a tensor without data (saying why it has
      * none), a region's tensor inside its own body, and a write into a tensor that the open

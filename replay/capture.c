@@ -10,7 +10,7 @@ static gcr_tensor *record(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
 static gcr_status host_access(const gcr_tensor *t, bool write, const char *fn);
 static void state_free(gcr_ctx *ctx);
 
-static const gcr_recorder recorder = {record, host_access, state_free};
+static const gcr_recorder recorder = {record, gcr_region_replayed, host_access, state_free};
 
 gcr_capstate *gcr_capstate_get(gcr_ctx *ctx)
 {

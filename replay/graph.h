@@ -134,6 +134,8 @@ gcr_capstate *gcr_capstate_of(const gcr_ctx *ctx);
 
 /* regions (replay/region.c) */
 gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out);
+/* The recorder's replayed(): the traced result when c matches the node at the pass's cursor. */
+gcr_tensor *gcr_region_replayed(gcr_ctx *ctx, const gcr_call *c);
 gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t);
 /* Frees ctx's regions (the recorder's state_free). */
 void gcr_regions_free(gcr_ctx *ctx);

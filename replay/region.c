@@ -299,6 +299,14 @@ static gcr_status diverge(gcr_region *r, int i)
     return GCR_OK;
 }
 
+gcr_tensor *gcr_region_replayed(gcr_ctx *ctx, const gcr_call *c)
+{
+    gcr_region *r = region_now(ctx);
+    if (!r || !r->cur || !node_matches(r->cur->trace, r->cursor, c)) return NULL;
+    int i = r->cursor++;
+    return r->cur->trace->values[r->cur->trace->nodes[i].out].handle;
+}
+
 gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *out)
 {
     gcr_region *r = region_now(ctx);
@@ -306,11 +314,9 @@ gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *ou
         gcr_set_error(ctx, GCR_ERR_INTERNAL, "%s: check mode outside a region", gcr_op_table[c->op].name);
         return NULL;
     }
+    gcr_tensor *same = gcr_region_replayed(ctx, c);
+    if (same) return same;
     int i = r->cursor;
-    if (node_matches(r->cur->trace, i, c)) {
-        r->cursor++;
-        return r->cur->trace->values[r->cur->trace->nodes[i].out].handle;
-    }
     GCR_LRU_FOREACH(p, &r->entries) {
         gcr_rentry *w = ENTRY(p);
         if (w == r->cur || !same_prefix(w->trace, r->cur->trace, i) || !node_matches(w->trace, i, c)) continue;
