@@ -15,6 +15,10 @@
  * re-trace and no recompile, and counted (gcr_cuda_exec_stats). Every conv and matmul, fused or
  * eager, runs with the settings' TF32 mode (the graph's, from its capture), never the ctx's knob of
  * the moment.
+ * A job's host staging (lib/exec.h) is queued around the launch list, so its copies are nodes of
+ * the same CUDA Graph (a change of staging captures again), and a run that stages outputs syncs
+ * before it returns. With packed constants (knobs.l2_persist) the captured kernel nodes get an L2
+ * access-policy window over them.
  * The hot path is one pointer comparison and cudaGraphLaunch: no device query, no allocation. */
 #include "codegen.h"
 #include "dense.h"
