@@ -9,8 +9,10 @@
  * - an input rebound to another shape: the replay fails with GCR_ERR_SHAPE and unstages the
  *   buffers that no longer fit; staged again with the new sizes, it matches the explicit copies;
  * - a signature change under retrace=0 (the op list runs eagerly) still stages;
- * - a region's graph staged through gcr_region_graph. */
+ * - a region's graph staged through gcr_region_graph;
+ * - the generic executor (every node through the backend's eager run) stages as the backend's does. */
 #include "capture_util.h"
+#include "../lib/exec.h"
 #include <stdbool.h>
 
 static gcr_format cur_fmt;
@@ -153,16 +155,18 @@ static void test_errors_and_identity(gcr_ctx *ctx, setup *s)
     CHECK(buf && buf == again, "asking again gives the same buffer");
 }
 
-static void run_case(int graphs)
+/* graphs: knobs.graphs; generic: every graph on the generic executor */
+static void run_case(int graphs, int generic)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = cu_dev;
     o.knobs.graphs = graphs;
     gcr_ctx *ctx = NULL;
     if (!CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) return;
+    if (generic) gcr_exec_force(ctx, &gcr_generic_executor);
     char what[96];
-    snprintf(what, sizeof what, "%s %s %s graphs=%d", cu_dev == GCR_DEVICE_CUDA ? "cuda" : "cpu",
-             cur_dt == GCR_F16 ? "f16" : "f32", cur_fmt == GCR_NHWC ? "nhwc" : "nchw", graphs);
+    snprintf(what, sizeof what, "%s %s %s graphs=%d%s", cu_dev == GCR_DEVICE_CUDA ? "cuda" : "cpu",
+             cur_dt == GCR_F16 ? "f16" : "f32", cur_fmt == GCR_NHWC ? "nhwc" : "nchw", graphs, generic ? " generic" : "");
     const int64_t xs[4] = {2, 5, 9, 7};
     setup s;
     if (make(&s, ctx, xs)) {
@@ -293,8 +297,10 @@ static void all(void)
             cur_dt = dts[d];
             cur_fmt = f ? GCR_NHWC : GCR_NCHW;
             h_case = "staged replays";
-            run_case(1);
-            if (cu_dev == GCR_DEVICE_CUDA) run_case(0);
+            run_case(1, 0);
+            if (cu_dev == GCR_DEVICE_CUDA) run_case(0, 0);
+            h_case = "generic executor";
+            run_case(1, 1);
             h_case = "retrace=0";
             run_eager_fallback();
             h_case = "region";
