@@ -104,18 +104,6 @@ static gcr_status generic_build(gcr_exec_job *j, int *failed_kernel)
     return GCR_OK;
 }
 
-/* t's elements gathered from (into) another tensor of the same shape: the layout copy eager
- * contiguous and tensor_from_host use */
-static gcr_status layout_copy(gcr_ctx *ctx, gcr_tensor *from, gcr_tensor *to)
-{
-    gcr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = GCR_OP_CONTIGUOUS;
-    c.n_in = 1;
-    c.in[0] = from;
-    return ctx->be->run(ctx, &c, to);
-}
-
 gcr_status gcr_exec_stage_copies(gcr_exec_job *j, bool in)
 {
     gcr_ctx *ctx = j->ctx;
@@ -128,9 +116,9 @@ gcr_status gcr_exec_stage_copies(gcr_exec_job *j, bool in)
         void *dev = s->dense ? s->dense->st->data : j->ptr[s->value];
         if (in) {
             GCR_TRY(ctx->be->copy(ctx, dev, s->host, s->bytes, GCR_COPY_H2D_QUEUED));
-            if (s->dense) GCR_TRY(layout_copy(ctx, s->dense, t));
+            if (s->dense) GCR_TRY(gcr_layout_copy(ctx, s->dense, t));
         } else {
-            if (s->dense) GCR_TRY(layout_copy(ctx, t, s->dense));
+            if (s->dense) GCR_TRY(gcr_layout_copy(ctx, t, s->dense));
             GCR_TRY(ctx->be->copy(ctx, s->host, dev, s->bytes, GCR_COPY_D2H_QUEUED));
         }
     }

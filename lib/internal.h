@@ -216,6 +216,9 @@ static inline void *gcr_tensor_data(const gcr_tensor *t)
 
 /* A tensor with storage of meta m on ctx's device, owned by the ctx list (NULL + error on OOM). */
 gcr_tensor *gcr_tensor_alloc(gcr_ctx *ctx, const gcr_meta *m, const char *op);
+/* to's elements copied from from (same shape and dtype, any layouts) by the backend's contiguous
+ * kernel: the gather and scatter behind tensor_to_host / tensor_from_host of strided tensors */
+gcr_status gcr_layout_copy(gcr_ctx *ctx, gcr_tensor *from, gcr_tensor *to);
 /* A handle sharing src's storage with meta m and element offset off (for views). */
 gcr_tensor *gcr_tensor_view_of(gcr_ctx *ctx, gcr_tensor *src, const gcr_meta *m, int64_t off);
 /* A handle with no storage, not on the ctx list (for traces; freed with gcr_tensor_destroy). */

@@ -212,19 +212,24 @@ gcr_tensor *gcr_tensor_from_data(gcr_ctx *ctx, gcr_dtype dt, int ndim, const int
     return t;
 }
 
-/* A dense row-major tensor on the device holding a copy of t's logical contents. */
-static gcr_tensor *dense_copy(gcr_tensor *t)
+gcr_status gcr_layout_copy(gcr_ctx *ctx, gcr_tensor *from, gcr_tensor *to)
 {
     gcr_call c;
     memset(&c, 0, sizeof c);
     c.op = GCR_OP_CONTIGUOUS;
     c.n_in = 1;
-    c.in[0] = t;
+    c.in[0] = from;
     c.p.fmt = GCR_NCHW;
+    return ctx->be->run(ctx, &c, to);
+}
+
+/* A dense row-major tensor on the device holding a copy of t's logical contents. */
+static gcr_tensor *dense_copy(gcr_tensor *t)
+{
     gcr_meta m = t->m;
     gcr_meta_set_contiguous(&m);
     gcr_tensor *out = gcr_tensor_alloc(t->ctx, &m, "contiguous");
-    if (out && t->ctx->be->run(t->ctx, &c, out) != GCR_OK) {
+    if (out && gcr_layout_copy(t->ctx, t, out) != GCR_OK) {
         gcr_tensor_destroy(out);
         return NULL;
     }
@@ -264,14 +269,7 @@ gcr_status gcr_tensor_from_host(gcr_tensor *t, const void *src, size_t bytes)
     gcr_tensor *tmp = gcr_tensor_alloc(ctx, &m, "tensor_from_host");
     if (!tmp) return ctx->status;
     gcr_status s = ctx->be->copy(ctx, gcr_tensor_data(tmp), src, bytes, GCR_COPY_H2D);
-    if (s == GCR_OK) {
-        gcr_call c;
-        memset(&c, 0, sizeof c);
-        c.op = GCR_OP_CONTIGUOUS;
-        c.n_in = 1;
-        c.in[0] = tmp;
-        s = ctx->be->run(ctx, &c, t);
-    }
+    if (s == GCR_OK) s = gcr_layout_copy(ctx, tmp, t);
     gcr_tensor_destroy(tmp);
     return s;
 }

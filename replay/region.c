@@ -314,8 +314,8 @@ gcr_tensor *gcr_region_check(gcr_ctx *ctx, const gcr_call *c, const gcr_meta *ou
         gcr_set_error(ctx, GCR_ERR_INTERNAL, "%s: check mode outside a region", gcr_op_table[c->op].name);
         return NULL;
     }
-    gcr_tensor *same = gcr_region_replayed(ctx, c);
-    if (same) return same;
+    /* gcr_dispatch has already tried the node at the cursor (gcr_region_replayed): this call is
+     * another one; another cached entry may share the pass's prefix and match it */
     int i = r->cursor;
     GCR_LRU_FOREACH(p, &r->entries) {
         gcr_rentry *w = ENTRY(p);

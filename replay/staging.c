@@ -6,6 +6,16 @@
  * eagerly instead (retrace=0) does the same copies by hand (gcr_graph_stage_eager). */
 #include "graph.h"
 
+/* h freed, if it held a buffer: the staging changed, so variants plan theirs again */
+static void unstage(gcr_graph *g, gcr_host_buf *h)
+{
+    if (!h->buf) return;
+    g->ctx->be->host_free(g->ctx, h->buf);
+    h->buf = NULL;
+    h->bytes = 0;
+    g->stage_gen++;
+}
+
 /* host buffer i of one side: made, or kept when it already has the size */
 static gcr_status host_buf(gcr_graph *g, gcr_host_buf **side, int n, int i, size_t bytes, void **buf)
 {
@@ -16,10 +26,8 @@ static gcr_status host_buf(gcr_graph *g, gcr_host_buf **side, int n, int i, size
     }
     gcr_host_buf *h = &(*side)[i];
     if (!h->buf || h->bytes != bytes) {
-        if (h->buf) ctx->be->host_free(ctx, h->buf);
-        h->buf = NULL;
-        h->bytes = 0;
-        g->stage_gen++;
+        unstage(g, h);
+        g->stage_gen++; /* also when there was none: a new buffer */
         GCR_TRY(ctx->be->host_alloc(ctx, bytes, &h->buf));
         h->bytes = bytes;
     }
@@ -82,10 +90,7 @@ static gcr_status stage_entry(gcr_graph *g, gcr_variant *v, int x, gcr_host_buf 
     if (h->bytes != need) {
         char b[128];
         size_t had = h->bytes;
-        ctx->be->host_free(ctx, h->buf);
-        h->buf = NULL;
-        h->bytes = 0;
-        g->stage_gen++;
+        unstage(g, h);
         return gcr_set_error(ctx, GCR_ERR_SHAPE,
                              "replay: the host buffer of %s %d holds %zu bytes, the %s is now %s (%zu bytes); it is unstaged: "
                              "stage it again with the new size", which, i, had, which, gcr_meta_str(m, b, sizeof b), need);
