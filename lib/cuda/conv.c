@@ -27,6 +27,15 @@
 #define DW_SMEM_F4 3072 /* conv.cuh GCR_DWT_SMEM */
 #define DW_RMAX 4       /* conv.cuh GCR_DWT_RMAX */
 #define DW_THREADS 256  /* conv.cuh GCR_DWT_THREADS */
+/* A tile's block has at least this many threads, unless one block covers a whole image:
+ * a block's fixed costs (its launch, the taps' load, two barriers, the staged epilogue) are not in
+ * the cost model, and with them 32-thread blocks lost at batch 1. H100, MobileNet-v3 f16 NHWC, the
+ * depthwise layers in a replayed graph (bench/kernel_trace.sh, 2026-11-26): batch 1 124.8 -> 96.2
+ * us (the forward 401.9 -> 371.4 us), batch 8 194.1 -> 163.0 us; 64 / 96 / 192 / 256 threads
+ * measured 101.4 / 97.7 / 99.5 / 93.2 us at batch 1. */
+#define DW_MIN_THREADS 128
+/* resident blocks per SM (sm_80 / sm_90): the model's wave count assumed up to 64 */
+#define DW_MAX_RESIDENT 32
 
 /* The tile of gcr_dw_tiled for this shape (a->tq, tsx, tth, tr, ttiles; threads per block in
  * *threads), or 0 where no tile fits its shared memory (taps too many). u: 4-channel chunks per
@@ -54,6 +63,7 @@ static int dw_geometry(gcr_dw_args *a, int sms, int u, int esize, int *threads)
                 const int64_t tw = sx * r, ih = (th - 1) * a->sh + (KH - 1) * a->dh + 1, iw = (tw - 1) * a->sw + (KW - 1) * a->dw + 1;
                 if ((ih * iw + KH * KW) * cq > DW_SMEM_F4) continue;
                 const int64_t nthr = (cq * sx * th + 31) / 32 * 32;
+                if (nthr < DW_MIN_THREADS && !(nbk == 1 && th >= a->OH && tw >= a->OW)) continue;
                 const int64_t tiles = nbk * a->N * ((a->OH + th - 1) / th) * ((a->OW + tw - 1) / tw);
                 const double bytes = (double)(ih * iw + th * tw) * cq * 4 * esize;
                 const double reads = (double)(cq * sx * th) * (stream ? KH * ((r - 1) * a->sw + KW) : r * KH * KW);
@@ -61,6 +71,7 @@ static int dw_geometry(gcr_dw_args *a, int sms, int u, int esize, int *threads)
                 int64_t res = 65536 / (nthr * 100), sres = 227 * 1024 / ((ih * iw + KH * KW) * cq * 16 + 1024);
                 if (sres < res) res = sres;
                 if (res > 2048 / nthr) res = 2048 / nthr;
+                if (res > DW_MAX_RESIDENT) res = DW_MAX_RESIDENT;
                 if (res < 1) res = 1;
                 const int64_t waves = (tiles + sms * res - 1) / (sms * res);
                 double wave = blk * (double)res;

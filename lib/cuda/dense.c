@@ -287,6 +287,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
             for (int w = 0; w < 3; w++) {
                 if (kss[w] < 2) continue;
                 int i = add_tc(p, 32 << w, at == 3 ? "ks" : "s", tsfx, a, z, kss[w]);
+                if (i >= 0 && w == 0) p->t[i].smem = GCR_TC_SK_ST * GCR_TC_STAGE_BYTES(128, 32);
                 if (i >= 0 && w == best && takes && (p->def < 0 || p->def == wide)) p->def = i;
             }
             p->part = part;

@@ -56,6 +56,11 @@ typedef uint32_t gcr_u32;
  * kernel asserts its stage struct is this size. */
 #define GCR_TC_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 80)
 #define GCR_TC_DEEP_ST 4 /* the deep tiles' stages */
+/* the 32-wide split-K tiles' stages, in dynamic shared memory (4: 51 KB, past the static 48 KB).
+ * H100, f16, batch 1 in a replayed graph (bench/kernel_trace.sh, 2026-11-26): ResNet-50's 43 split
+ * layers 474 -> 461 us (the forward 569 -> 556 us) at 4 stages against 3; 6 stages 461 us too;
+ * MobileNet-v3's 6 unchanged (55 us), ResNet-50 at batch 32 unchanged */
+#define GCR_TC_SK_ST 4
 /* gemm_tc.cuh's row-stream tiles (128 rows by bn 32 or 64 columns): blocks per SM (their launch
  * bound, and the host's grid, which holds that many per SM at most), stages, and dynamic shared
  * memory: the stages and the whole tile's f32 accumulators staged for the epilogue (row pitch

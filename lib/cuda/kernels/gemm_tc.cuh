@@ -152,9 +152,11 @@ typedef gcr_tc_cfg<128, 128, 2, 4, 2, 3, 2> gcr_cfg_tc128k;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 3, GCR_TC_MB(3)> gcr_cfg_tc64k;
 typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(4)> gcr_cfg_tc32k;
 /* split-K (SK 1): kernels of their own, so the unsplit tiles carry no split code; 32, 64 and 128
- * wide, the partials written from the epilogue's staged chunks (no accumulator outlives its pass) */
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 0, GCR_TC_MB(3), 1> gcr_cfg_tc32s;
-typedef gcr_tc_cfg<128, 32, 4, 2, 3, 3, GCR_TC_MB(3), 1> gcr_cfg_tc32ks;
+ * wide, the partials written from the epilogue's staged chunks (no accumulator outlives its pass).
+ * The 32-wide ones (batch 1's long reductions) keep GCR_TC_SK_ST stages in dynamic shared memory,
+ * which the host sizes by GCR_TC_STAGE_BYTES. */
+typedef gcr_tc_cfg<128, 32, 4, 2, GCR_TC_SK_ST, 0, GCR_TC_MB(3), 1, 1> gcr_cfg_tc32s;
+typedef gcr_tc_cfg<128, 32, 4, 2, GCR_TC_SK_ST, 3, GCR_TC_MB(3), 1, 1> gcr_cfg_tc32ks;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 0, 2, 1> gcr_cfg_tc64s;
 typedef gcr_tc_cfg<128, 64, 4, 2, 3, 3, 2, 1> gcr_cfg_tc64ks;
 typedef gcr_tc_cfg<128, 128, 2, 4, 2, 0, 2, 1> gcr_cfg_tc128s;
