@@ -33,6 +33,28 @@ __device__ __forceinline__ void gcr_grid_dep()
 #endif
 }
 
+/* Where splits of one reduction meet (split-K tiles, split global pools): each split has stored its
+ * partial through L2 (__stcg) and counts itself in on counter sem[index]; the last of the `splits`
+ * to arrive resets the counter (so the next kernel finds it 0) and returns true, to read every
+ * split's partial in split order: the result does not depend on which block arrived last. The
+ * fences order the partials before the count (release) and the partials' reads after it (acquire).
+ * Called by every thread of the block; the result is the block's. */
+__device__ __forceinline__ bool gcr_split_arrive(gcr_u32 *sem, long long index, int splits)
+{
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned prev = atomicAdd(&sem[index], 1u);
+        last = prev == (unsigned)splits - 1;
+        if (last) sem[index] = 0;
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    return true;
+}
+
 /* storage type of each dtype; f16/bf16 are raw bits */
 template <int T> struct gcr_ty;
 template <> struct gcr_ty<GCR_DT_F32> { typedef float t; };

@@ -44,9 +44,9 @@
  * Split-K (p.ksplit > 1, the SK tiles, 32, 64 and 128 wide): where the output tiles are fewer than
  * the SMs (batch 1, the 7x7 layers), ksplit blocks share each tile, each reducing a contiguous run of
  * k tiles; each writes its partial tile from the epilogue's staged chunks (so no accumulator lives
- * past its pass), they meet in gcr_tc_split_arrive, and the last to arrive sums the f32 partials in
- * split order inside the same epilogue walk as an unsplit tile (8-column runs included), so fused
- * epilogues apply unchanged and the result does not depend on block order.
+ * past its pass), they meet in gcr_split_arrive (common.cuh), and the last to arrive sums the f32
+ * partials in split order inside the same epilogue walk as an unsplit tile (8-column runs
+ * included), so fused epilogues apply unchanged and the result does not depend on block order.
  * TF32 (f32 operands, AT 0 and 3, opt-in: knobs.tf32): the same tile in bytes. A 16-byte chunk is 4
  * floats instead of 8 halves, so BK is 16 elements instead of 32 and each k step of an mma is 8
  * (m16n8k8.tf32) instead of 16; the ldmatrix addresses, fragment registers and accumulator layout
@@ -200,28 +200,6 @@ template <int MI, int NI, class F> __device__ __forceinline__ void gcr_tc_each_a
         for (int j = 0; j < NI; j++)
 #pragma unroll
             for (int q = 0; q < 4; q++) f(i, j, q);
-}
-
-/* Split-K's meeting point: a split has stored its partial tile (f32, [BM][BN] row-major, only the
- * rows and columns inside the problem) at p.part + (tile * ks + split) * BM * BN through L2
- * (__stcg); it counts itself in on the tile's counter, and the last of the ks to arrive resets the
- * counter and returns true to sum the ks partials and run the epilogue. The fences order the
- * partials before the count (release) and the sum's reads after it (acquire). Called by every
- * thread of the block. */
-__device__ __forceinline__ bool gcr_tc_split_arrive(const gcr_dense_args &p, long long tile, int ks)
-{
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned prev = atomicAdd(&p.sem[tile], 1u);
-        last = prev == (unsigned)ks - 1;
-        if (last) p.sem[tile] = 0; /* every split has arrived: the next kernel finds it 0 */
-    }
-    __syncthreads();
-    if (!last) return false;
-    __threadfence();
-    return true;
 }
 
 template <typename T, class CFG, class Pro, class Epi, class Epi8>
@@ -726,7 +704,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             __syncthreads();
         }
         if constexpr (CFG::SK) {
-            if (!splitting || !gcr_tc_split_arrive(p, tile, ks)) return; /* another split stores it */
+            if (!splitting || !gcr_split_arrive(p.sem, tile, ks)) return; /* another split stores it */
             walk(0, min(BM, M - r0), true); /* the last split */
         }
     };

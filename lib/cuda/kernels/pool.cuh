@@ -93,14 +93,12 @@ __device__ __forceinline__ void gcr_gap_rows_body(const gcr_pool_args &p, const 
 /* global average, channels contiguous: block (32 channels, 8 pixel slices) of image blockIdx.y,
  * over pixels [z HW / splits, (z + 1) HW / splits) of split z = blockIdx.z. With splits > 1 (few
  * images and channels: too few blocks to fill the GPU) each block stores its 32 sums through L2
- * and counts itself in; the last of the group's splits to arrive resets the counter, adds the
- * splits' sums in split order (the same result whichever arrives last) and runs the epilogue. The
- * fences order the partials before the count and the sum's reads after it. */
+ * and counts itself in (gcr_split_arrive, common.cuh); the last of the group's splits to arrive adds
+ * the splits' sums in split order (the same result whichever arrives last) and runs the epilogue. */
 template <typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
 {
     __shared__ float part[8][33];
-    __shared__ int last;
     const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, W = (int)p.W, HW = (int)(p.H * p.W);
     const int c = blockIdx.x * 32 + tx, n = blockIdx.y, S = (int)p.splits, z = blockIdx.z;
     const int lo = (int)((long long)HW * z / S), hi = (int)((long long)HW * (z + 1) / S);
@@ -119,16 +117,7 @@ __device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const 
     if (S > 1) {
         const long long grp = (long long)n * gridDim.x + blockIdx.x;
         if (ty == 0) __stcg(&p.part[(grp * S + z) * 32 + tx], s);
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            const unsigned prev = atomicAdd(&p.sem[grp], 1u);
-            last = prev == (unsigned)S - 1;
-            if (last) p.sem[grp] = 0; /* every split has arrived: the next kernel finds it 0 */
-        }
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
+        if (!gcr_split_arrive(p.sem, grp, S)) return;
         if (ty == 0) {
             s = 0.0f;
             for (int k = 0; k < S; k++) s += __ldcg(&p.part[(grp * S + k) * 32 + tx]);
