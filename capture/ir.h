@@ -43,6 +43,8 @@ gcr_status gcr_fuse_begin(gcr_ir *ir);
 void gcr_fuse_end(gcr_ir *ir);
 /* true when node n's kind may be fused at all (knobs.fusion, skip_fuse, nofuse, dead) */
 bool gcr_fuse_enabled(const gcr_ir *ir, int n);
+/* true when knobs.skip_fuse (GCR_SKIP_FUSE, comma-separated) names token want */
+bool gcr_fuse_skipped(const gcr_ir *ir, const char *want);
 
 typedef enum gcr_fuse_how {
     GCR_FUSE_POINTWISE,  /* producer pointwise -> consumer pointwise, same space */
@@ -73,11 +75,16 @@ gcr_status gcr_pass_epilogue(gcr_ir *ir);    /* pointwise tails into conv/linear
 gcr_status gcr_pass_prologue(gcr_ir *ir);    /* pointwise producers into conv/matmul loads */
 gcr_status gcr_pass_reduction(gcr_ir *ir);   /* producers/consumers into reductions and pools */
 gcr_status gcr_pass_horizontal(gcr_ir *ir);  /* sibling groups on a shared input (knob) */
-/* link + all passes (as the knobs say) + gcr_ir_build_kernels + gcr_plan (optimize.c) */
+/* link + all passes (as the knobs say) + gcr_ir_build_kernels + gcr_pass_chain + gcr_plan (optimize.c) */
 gcr_status gcr_ir_optimize(gcr_ir *ir);
 
 /* Turns the groups into the launch list (topologically ordered). */
 gcr_status gcr_ir_build_kernels(gcr_ir *ir);
+/* Kernel-level fusion after the build: marks chains of small consecutive kernels that run as one
+ * launch (gcr_kernel.chain; pass_chain.c states the rule). */
+gcr_status gcr_pass_chain(gcr_ir *ir);
+/* Launch units of the built list: its kernels, a chain counting once. */
+int gcr_ir_launches(const gcr_ir *ir);
 /* Memory plan: arena offsets by liveness (256-byte aligned), output buffers, aliases. */
 gcr_status gcr_plan(gcr_ir *ir);
 

@@ -220,16 +220,18 @@ gcr_status gcr_fuse_begin(gcr_ir *ir)
     return budget_begin(ir);
 }
 
-/* skip_fuse tokens: each kind's own (kinds.def): pointwise, reduce (reductions and pools), conv, matmul */
-static bool kind_skipped(const gcr_ir *ir, const gcr_kind_info *k)
+bool gcr_fuse_skipped(const gcr_ir *ir, const char *want)
 {
-    const char *s = ir->ctx->knobs.skip_fuse, *want = k->skip;
+    const char *s = ir->ctx->knobs.skip_fuse;
     if (!s || !want) return false;
     size_t n = strlen(want);
     for (const char *p = s; (p = strstr(p, want)); p += n)
         if ((p == s || p[-1] == ',' || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return true;
     return false;
 }
+
+/* skip_fuse tokens: each kind's own (kinds.def): pointwise, reduce (reductions and pools), conv, matmul */
+static bool kind_skipped(const gcr_ir *ir, const gcr_kind_info *k) { return gcr_fuse_skipped(ir, k->skip); }
 
 bool gcr_fuse_enabled(const gcr_ir *ir, int n)
 {

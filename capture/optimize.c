@@ -1,5 +1,6 @@
 /* optimize.c — the pass pipeline: from a recorded IR to a planned launch list. Links the IR, runs
- * the fusion passes in order (when the fusion knob is on), builds the kernels and plans memory. */
+ * the fusion passes in order (when the fusion knob is on), builds the kernels, marks their chains
+ * and plans memory. */
 #include "ir.h"
 
 gcr_status gcr_ir_optimize(gcr_ir *ir)
@@ -17,5 +18,6 @@ gcr_status gcr_ir_optimize(gcr_ir *ir)
         gcr_fuse_end(ir);
     }
     GCR_TRY(gcr_ir_build_kernels(ir));
+    GCR_TRY(gcr_pass_chain(ir));
     return gcr_plan(ir);
 }

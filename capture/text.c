@@ -68,6 +68,7 @@ size_t gcr_ir_describe(const gcr_ir *ir, char *buf, size_t n)
     if (ir->n_kernels) {
         gcr_text_put(&b, "kernels: %d (arena %zu bytes, intermediates %zu bytes)\n", ir->n_kernels, ir->arena_bytes,
                   ir->intermediate_bytes);
+        if (gcr_ir_launches(ir) != ir->n_kernels) gcr_text_put(&b, "launches: %d (chains count once)\n", gcr_ir_launches(ir));
         for (int k = 0; k < ir->n_kernels; k++) {
             const gcr_kernel *K = &ir->kernels[k];
             gcr_text_put(&b, "  %s %s nodes:", K->type == GCR_K_EAGER ? "eager" : "fused", K->name);
@@ -79,6 +80,7 @@ size_t gcr_ir_describe(const gcr_ir *ir, char *buf, size_t n)
                 for (int o = 0; o < K->epi.n_out; o++) gcr_text_put(&b, " v%d", K->epi.out[o].value);
                 if (K->anchor >= 0 && K->epi.n_expr == 0) gcr_text_put(&b, " v%d", K->acc_value);
             }
+            if (K->chain > 1) gcr_text_put(&b, " | chain of %d kernels from here, one launch", K->chain);
             gcr_text_put(&b, "\n");
         }
     }
@@ -97,8 +99,8 @@ char *gcr_ir_dot(const gcr_ir *ir, bool fused)
         }
     for (int k = 0; fused && k < ir->n_kernels; k++) {
         const gcr_kernel *K = &ir->kernels[k];
-        gcr_text_put(&b, "  subgraph cluster_%d { label=\"%s\"; style=%s;", k, K->name,
-                  K->type == GCR_K_FUSED ? "filled" : "dashed");
+        gcr_text_put(&b, "  subgraph cluster_%d { label=\"%s%s\"; style=%s;", k, K->name,
+                  K->chain > 1 ? " (chain head)" : "", K->type == GCR_K_FUSED ? "filled" : "dashed");
         for (int i = 0; i < K->n_nodes; i++) gcr_text_put(&b, " n%d;", K->nodes[i]);
         gcr_text_put(&b, " }\n");
     }

@@ -154,4 +154,4 @@ static void generic_destroy(gcr_exec_job *j)
     j->state = NULL;
 }
 
-const gcr_executor gcr_generic_executor = {"generic", generic_build, generic_run, generic_destroy};
+const gcr_executor gcr_generic_executor = {"generic", generic_build, generic_run, generic_destroy, NULL};

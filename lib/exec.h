@@ -66,6 +66,9 @@ typedef struct gcr_executor {
     gcr_status (*build)(gcr_exec_job *j, int *failed_kernel);
     gcr_status (*run)(gcr_exec_job *j);
     void (*destroy)(gcr_exec_job *j);
+    /* launches one run of the built job makes (a chain run as one kernel counts once, one that
+     * build left as separate kernels counts each); NULL: the IR's kernels, a chain counting once */
+    int (*launches)(const gcr_exec_job *j);
 } gcr_executor;
 
 extern const gcr_executor gcr_generic_executor;

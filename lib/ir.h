@@ -134,6 +134,12 @@ typedef struct gcr_kernel {
     int n_nodes;
     int *nodes;      /* member nodes in trace order (a failed build splits into these) */
     char name[96];   /* "k3_conv2d+add+clamp+mul+div" */
+    /* Chains (capture/pass_chain.c): on the first kernel of a chain, its length (>= 2): kernels
+     * k .. k + chain - 1, consecutive in the launch list, each reading the vector the one before
+     * wrote, run as one launch where the executor can (the CUDA executor: one kernel with a
+     * barrier between steps); 0 on every other kernel. Every member stays a kernel of its own with
+     * its own buffers, so an executor that runs them one by one computes the same values. */
+    int chain;
 } gcr_kernel;
 
 /* ---------------------------------------------------------------- the IR */

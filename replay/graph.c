@@ -82,7 +82,7 @@ gcr_status gcr_graph_get_stats(const gcr_graph *g, gcr_graph_stats *out)
     *out = g->stats;
     const gcr_variant *v = g->cur;
     if (v) {
-        out->kernels = v->ir->n_kernels;
+        out->kernels = v->ex && v->ex->launches && v->job.state ? v->ex->launches(&v->job) : gcr_ir_launches(v->ir);
         out->fused_groups = 0;
         for (int k = 0; k < v->ir->n_kernels; k++)
             if (v->ir->kernels[k].type == GCR_K_FUSED && v->ir->kernels[k].n_nodes >= 2) out->fused_groups++;

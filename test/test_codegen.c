@@ -3,7 +3,7 @@
  * not refuse a supported shape: that would silently unfuse it) and, in CUDA builds, compile with
  * NVRTC for sm_80 and sm_90 (f32, f16, bf16), the OWN kernels as one program like the executor builds them and
  * each anchored kernel as its template with the generated hooks (every epilogue with its 8-wide
- * form, GCR_EPILOGUE8). */
+ * form, GCR_EPILOGUE8), and every chain (lib/chain.h) as its one kernel, in clusters and without. */
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "../lib/cuda/codegen.h"
@@ -11,7 +11,7 @@
 #include "../lib/cuda/dense.h"
 #endif
 
-static int n_own, n_hooked;
+static int n_own, n_hooked, n_chain;
 
 #ifdef GCR_HAVE_CUDA
 static int n_compiled;
@@ -91,6 +91,25 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
         }
     }
     if (expect_refusal) CHECK(refused == 1, "%s: codegen refused %d kernels, want 1", what, refused);
+    /* each chain as one kernel: in clusters of up to 8 blocks (sm_90) and of one block (sm_80 too) */
+    for (int k = 0; k < ir->n_kernels; k++) {
+        if (ir->kernels[k].chain < 2) continue;
+        for (int c = 8; c >= 1; c /= 8) {
+            gcr_cg_kernel cg;
+            gcr_status s = gcr_codegen_chain(ir, k, c, &cg);
+            if (CHECK(s == GCR_OK && cg.src && cg.type == GCR_CG_OWN && cg.rows > 0 && cg.block == 256,
+                      "%s: chain at %s, clusters of %d: %s (%s)", what, ir->kernels[k].name, c, gcr_status_name(s), cg.why)) {
+                n_chain++;
+#ifdef GCR_HAVE_CUDA
+                char *one = gcr_codegen_program(&cg, 1), w[160];
+                snprintf(w, sizeof w, "%s: chain at %s, clusters of %d", what, ir->kernels[k].name, c);
+                if (one) nvrtc_ok(w, one, c > 1 ? 2 : 3);
+                free(one);
+#endif
+            }
+            gcr_cg_kernel_free(&cg);
+        }
+    }
     char *prog = gcr_codegen_program(cgs, ir->n_kernels);
     CHECK(prog != NULL, "%s: no program text", what);
 #ifdef GCR_HAVE_CUDA
@@ -135,6 +154,8 @@ static void test_models(void)
                 gcr_ctx_clear_error(ctx);
             }
     CHECK(n_own >= 10 && n_hooked >= 10, "generated %d own and %d hooked kernels", n_own, n_hooked);
+    CHECK(n_chain >= 12, "generated %d chain kernels (the squeeze-excite case, every dtype and layout, two cluster sizes)",
+          n_chain);
     gcr_ctx_destroy(ctx);
 }
 

@@ -1,7 +1,8 @@
 /* test_fusion.c — the fusion passes, by kernel counts (gcr_graph_get_stats) and by values
  * (replay == eager with fresh data): hardswish is one kernel; conv + batch_norm + hardswish is
  * one kernel; an intermediate that is also an output gives one kernel with two outputs; the
- * squeeze-excite pattern; reductions, linear/matmul epilogues, horizontal fusion (hundreds of
+ * squeeze-excite pattern; chains of small kernels run as one launch (pool -> matrix-vector
+ * products); reductions, linear/matmul epilogues, horizontal fusion (hundreds of
  * siblings too), cycles the fuser must refuse, the knobs (fusion, single_node, skip_fuse,
  * horizontal), the backend's operand budget (every fused kernel within it, as codegen counts), and
  * pointwise chains reading expand views (stride-0 loads) and expand's composites. */
@@ -116,6 +117,39 @@ static int m_cycle(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
+/* a classifier head: global pool, flatten, linear + hardswish, linear; the pooled vector is also a
+ * graph output (a chain keeps every step's buffer) */
+static int m_head(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *p = gcr_adaptive_avg_pool2d(ctx, in[0], 1, 1);
+    gcr_graph_output(ctx, p);
+    gcr_tensor *h = gcr_hardswish(ctx, gcr_linear(ctx, gcr_flatten(ctx, p, 1, -1), in[1], in[2]));
+    out[0] = p;
+    out[1] = gcr_linear(ctx, h, in[3], NULL);
+    return 2;
+}
+
+/* the head with its second weight computed in the graph: that step reads a value a kernel writes
+ * (or its kernel has a prologue), so the chain stops before it */
+static int m_head_made_weight(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_tensor *w = gcr_mul_scalar(ctx, in[3], 0.5f);
+    gcr_tensor *p = gcr_flatten(ctx, gcr_adaptive_avg_pool2d(ctx, in[0], 1, 1), 1, -1);
+    gcr_tensor *h = gcr_relu(ctx, gcr_linear(ctx, p, in[1], in[2]));
+    out[0] = gcr_linear(ctx, h, w, NULL);
+    return 1;
+}
+
+/* a pool to 1 x 2 is no global mean, and a grouped 1x1 conv no matrix-vector product */
+static int m_not_chains(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params g = gcr_conv2d_default();
+    g.groups = 2;
+    out[0] = gcr_relu(ctx, gcr_conv2d(ctx, gcr_adaptive_avg_pool2d(ctx, in[0], 1, 2), in[1], NULL, NULL));
+    out[1] = gcr_conv2d(ctx, gcr_adaptive_avg_pool2d(ctx, in[0], 1, 1), in[2], NULL, &g);
+    return 2;
+}
+
 /* ---------------------------------------------------------------- tests */
 
 static const cu_input in_x = {4, {2, 5, 7, 9}, 0, 0, 0};
@@ -180,6 +214,19 @@ static void test_two_outputs(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* captures model on ctx, checks its values over 3 iterations; *kernels gets the built kernels, the
+ * result is the launches (a chain counting once) */
+static int launches_of(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *kernels)
+{
+    gcr_tensor *in[CU_MAX];
+    gcr_graph *g = cu_check(ctx, m, ins, n, dt, fmt, 3, cu_tol(dt), in);
+    int k = cu_kernels(g);
+    *kernels = g && g->cur ? g->cur->ir->n_kernels : -1;
+    gcr_graph_destroy(g);
+    for (int i = 0; i < n; i++) gcr_tensor_free(in[i]);
+    return k;
+}
+
 static void test_se(void)
 {
     /* x [2,16,5,5]; squeeze 16 -> 4 -> 16; 1x1 projection 16 -> 8 */
@@ -187,14 +234,60 @@ static void test_se(void)
                       {4, {16, 4, 1, 1}, 1, 0, 0}, {1, {16}, 1, 0, 0}, {4, {8, 16, 1, 1}, 1, 0, 0}};
     gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
     for (int f = 0; f < 2; f++) {
-        int k = kernels_of(ctx, m_se, ins, 6, GCR_F32, f ? GCR_NHWC : GCR_NCHW, NULL);
+        int k = 0, l = launches_of(ctx, m_se, ins, 6, GCR_F32, f ? GCR_NHWC : GCR_NCHW, &k);
         /* mean (alone: its consumer is a conv), conv+relu, conv+hardsigmoid, conv with the
-         * x * s prologue: 4 kernels for 9 primitive ops */
-        CHECK(k == 4, "SE block: 4 kernels, got %d", k);
+         * x * s prologue: 4 kernels for 9 primitive ops; the first three are a chain (one launch) */
+        CHECK(k == 4 && l == 2, "SE block: 4 kernels in 2 launches, got %d in %d", k, l);
     }
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_knobs(1, 0, 1, "chain");
+    int k = 0, l = launches_of(ctx, m_se, ins, 6, GCR_F32, GCR_NCHW, &k);
+    CHECK(k == 4 && l == 4, "skip_fuse=chain: 4 kernels in 4 launches, got %d in %d", k, l);
     gcr_ctx_destroy(ctx);
     ctx = ctx_knobs(0, 0, 1, NULL);
     CHECK(kernels_of(ctx, m_se, ins, 6, GCR_F32, GCR_NCHW, NULL) == 9, "SE unfused: 9 kernels");
+    gcr_ctx_destroy(ctx);
+}
+
+/* chains (capture/pass_chain.c): values against eager on every dtype and layout, odd sizes, a batch
+ * of 3; sizes whose steps read more than 64 KB, so a GPU runs them in clusters; and the cases that
+ * must not chain */
+static void test_chain(void)
+{
+    static const gcr_dtype dts[3] = {GCR_F32, GCR_F16, GCR_BF16};
+    /* x [3,37,5,7] -> 37 -> 19 (hardswish) -> 11 */
+    cu_input head[] = {{4, {3, 37, 5, 7}, 0, 0, 0}, {2, {19, 37}, 1, 0, 0}, {1, {19}, 1, 0, 0}, {2, {11, 19}, 1, 0, 0}};
+    /* x [2,64,32,32] (128-256 KB) -> 64 -> 23 -> 200 */
+    cu_input big[] = {{4, {2, 64, 32, 32}, 0, 0, 0}, {2, {23, 64}, 1, 0, 0}, {1, {23}, 1, 0, 0}, {2, {200, 23}, 1, 0, 0}};
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    for (int d = 0; d < 3; d++)
+        for (int f = 0; f < 2; f++) {
+            gcr_format fmt = f ? GCR_NHWC : GCR_NCHW;
+            int k = 0, l = launches_of(ctx, m_head, head, 4, dts[d], fmt, &k);
+            CHECK(k == 3 && l == 1, "head %s %s: 3 kernels in 1 launch, got %d in %d", gcr_dtype_name(dts[d]),
+                  f ? "nhwc" : "nchw", k, l);
+            l = launches_of(ctx, m_head, big, 4, dts[d], fmt, &k);
+            CHECK(k == 3 && l == 1, "big head %s %s: 3 kernels in 1 launch, got %d in %d", gcr_dtype_name(dts[d]),
+                  f ? "nhwc" : "nchw", k, l);
+        }
+    /* the weight's producer fuses into the last linear as its prologue or stays a kernel: either way
+     * the chain is pool + first linear */
+    int k = 0, l = launches_of(ctx, m_head_made_weight, head, 4, GCR_F32, GCR_NCHW, &k);
+    CHECK(k >= 3 && l == k - 1, "a weight made in the graph ends the chain: %d kernels in %d launches", k, l);
+    cu_input nc[] = {{4, {2, 8, 6, 6}, 0, 0, 0}, {4, {5, 8, 1, 1}, 1, 0, 0}, {4, {6, 4, 1, 1}, 1, 0, 0}};
+    l = launches_of(ctx, m_not_chains, nc, 3, GCR_F32, GCR_NCHW, &k);
+    CHECK(l == k, "a 1x2 pool and a grouped conv: no chain (%d kernels, %d launches)", k, l);
+    /* a vector past GCR_CHAIN_MAX_VEC (4096) */
+    cu_input wide[] = {{4, {1, 4100, 2, 1}, 0, 0, 0}, {2, {3, 4100}, 1, 0, 0}, {1, {3}, 1, 0, 0}, {2, {2, 3}, 1, 0, 0}};
+    l = launches_of(ctx, m_head, wide, 4, GCR_F32, GCR_NCHW, &k);
+    CHECK(k == 3 && l == 3, "4100 channels: no chain (%d kernels, %d launches)", k, l);
+    /* 40 images of 256 KB: past GCR_CHAIN_MAX_BATCH_BYTES through the pool, so no chain; 24 chain */
+    big[0].shape[0] = 40;
+    l = launches_of(ctx, m_head, big, 4, GCR_F32, GCR_NCHW, &k);
+    CHECK(k == 3 && l == 3, "40 images of 256 KB: no chain (%d kernels, %d launches)", k, l);
+    big[0].shape[0] = 24;
+    l = launches_of(ctx, m_head, big, 4, GCR_F32, GCR_NCHW, &k);
+    CHECK(k == 3 && l == 1, "24 images of 256 KB: a chain (%d kernels, %d launches)", k, l);
     gcr_ctx_destroy(ctx);
 }
 
@@ -525,6 +618,7 @@ static void all(void)
     RUN(test_conv_bn_hswish);
     RUN(test_two_outputs);
     RUN(test_se);
+    RUN(test_chain);
     RUN(test_reduction);
     RUN(test_linear);
     RUN(test_horizontal_single);

@@ -1,9 +1,10 @@
 /* test_fuzz.c — seeded differential test of capture + fusion + replay: random op graphs
- * (pointwise chains and DAGs, broadcasts, reductions, conv/linear/batch-norm with tails, shared
- * intermediates, several outputs, views) run eagerly and as replayed graphs, with fusion on and
+ * (pointwise chains and DAGs, broadcasts, reductions, conv/linear/batch-norm with tails, global
+ * means into 1x1 convs (kernel chains), shared intermediates, several outputs, views) run eagerly and as replayed graphs, with fusion on and
  * off, and must agree on fresh data every replay. GCR_FUZZ_N (default 600) and GCR_FUZZ_SEED
  * choose the cases; a failure prints the case's seed and the fused graph. */
 #include "capture_util.h"
+#include "../replay/graph.h"
 #include "../lib/exec.h"
 #include <stdbool.h>
 
@@ -176,6 +177,19 @@ static void gen(prog *P, uint64_t seed)
         }
         s.marked = h_pick(6) == 0;
         P->p[P->n++] = s;
+        /* half of the global means feed a 1x1 conv at once: the head of a chain (pass_chain.c) */
+        if (s.kind == K_REDUCE && s.op != O_MAX && h_pick(2)) {
+            step c;
+            memset(&c, 0, sizeof c);
+            c.kind = K_CONV;
+            c.a = P->n - 1;
+            c.k = 1;
+            int64_t O = 1 + h_pick(9);
+            c.w[0] = add_input(P, mk(4, O, s.out.s[1], 1, 1), 1, 0);
+            c.w[1] = h_pick(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
+            c.out = mk(4, s.out.s[0], O, 1, 1);
+            P->p[P->n++] = c;
+        }
     }
 }
 
@@ -288,6 +302,8 @@ static int same_values(gcr_tensor *got, gcr_tensor *ref, int64_t n, gcr_dtype dt
     return ok;
 }
 
+static int n_chained; /* cases whose fused graph has a chain (capture/pass_chain.c) */
+
 static int one_case(uint64_t seed, int fusion)
 {
     prog P;
@@ -318,6 +334,11 @@ static int one_case(uint64_t seed, int fusion)
     gcr_status st = gcr_capture_end(ctx, &g);
     ok = CHECK(st == GCR_OK, "seed %llu fusion %d: capture failed: %s", (unsigned long long)seed, fusion,
                gcr_ctx_error(ctx));
+    for (int k = 0; ok && g && g->cur && k < g->cur->ir->n_kernels; k++)
+        if (g->cur->ir->kernels[k].chain > 1) {
+            n_chained++;
+            break;
+        }
     for (int it = 0; ok && it < 3; it++) {
         if (it > 0) {
             for (int i = 0; i < P.n; i++)
@@ -447,6 +468,7 @@ static void test_fuzz(void)
     int n = en ? atoi(en) : 600;
     uint64_t seed0 = es ? strtoull(es, NULL, 10) : 1;
     int failed = 0;
+    n_chained = 0;
     for (int i = 0; i < n && failed < 3; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         h_seed(seed);
@@ -460,7 +482,9 @@ static void test_fuzz(void)
         for (int fusion = 1; fusion >= 0; fusion--)
             if (!one_case(regress[i], fusion)) { failed++; break; }
     }
-    printf("fuzz: %d cases from seed %llu, %d failed\n", n, (unsigned long long)seed0, failed);
+    printf("fuzz: %d cases from seed %llu, %d failed, %d graphs with chains\n", n, (unsigned long long)seed0, failed,
+           n_chained);
+    if (n >= 100) CHECK(n_chained >= n / 50, "only %d of %d cases chained kernels", n_chained, n);
 }
 
 static void all(void) { RUN(test_fuzz); }

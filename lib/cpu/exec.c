@@ -287,4 +287,4 @@ static void cpu_destroy(gcr_exec_job *job)
     job->state = NULL;
 }
 
-const gcr_executor gcr_cpu_executor = {"cpu", cpu_build, cpu_run, cpu_destroy};
+const gcr_executor gcr_cpu_executor = {"cpu", cpu_build, cpu_run, cpu_destroy, NULL};

@@ -2,7 +2,8 @@
  * writes text: it calls no CUDA API, so CI (no GPU) can generate every kernel and compile it with
  * NVRTC, and the CUDA executor (lib/cuda/exec.c) compiles and launches it. The emitter
  * (codegen_emit.c) writes expressions and names; a generator per kernel shape writes the rest:
- * codegen_pointwise.c, codegen_hooked.c, codegen_reduce.c.
+ * codegen_pointwise.c, codegen_hooked.c, codegen_reduce.c, and codegen_chain.c for a chain of
+ * kernels run as one.
  *
  * A fused kernel becomes one of:
  * - OWN: a complete extern "C" __global__ function in the shared program text (pointwise groups,
@@ -43,6 +44,12 @@ typedef struct gcr_cg_kernel {
  * Free with gcr_cg_kernel_free. */
 gcr_status gcr_codegen_kernel(const gcr_ir *ir, int k, gcr_cg_kernel *cg);
 void gcr_cg_kernel_free(gcr_cg_kernel *cg);
+/* Generates the one kernel of the chain that starts at kernel k (ir->kernels[k].chain steps,
+ * lib/chain.h) as an OWN kernel for clusters of at most max_cluster blocks (1: no clusters; else a
+ * power of two): rows is the grid it wants (the executor may cap it at a multiple of the cluster),
+ * block 256. GCR_ERR_COMPILE with cg->why where it cannot (the executor then runs the steps one by
+ * one), GCR_ERR_OOM. */
+gcr_status gcr_codegen_chain(const gcr_ir *ir, int k, int max_cluster, gcr_cg_kernel *cg);
 /* One program text holding the OWN kernels of cgs[0..n) (HOOKED ones are skipped), with the
  * includes they need; NULL when out of memory. Caller frees. */
 char *gcr_codegen_program(const gcr_cg_kernel *cgs, int n);

@@ -40,6 +40,15 @@ typedef struct launch {
     void *args[GCR_CUDA_KERNEL_PARAMS]; /* &pv[i] (OWN), the hooks' extras (HOOKED) */
     gcr_tensor *out;        /* HOOKED: shell with the anchor result's meta, data of cg.out_value */
     gcr_cuda_pick pick;     /* HOOKED: the kernel its launcher picked last */
+    /* the first kernel of a chain (gcr_kernel.chain): the chain's one kernel (codegen_chain.c), in a
+     * program of its own so that one failing to compile only sends its steps back to their own
+     * kernels; chain.src NULL: none, the steps launch one by one */
+    gcr_cg_kernel chain;
+    gcr_cuda_fn *chain_fn;  /* compiled */
+    unsigned chain_grid;
+    void *chain_pv[GCR_CUDA_KERNEL_PARAMS];
+    void *chain_args[GCR_CUDA_KERNEL_PARAMS];
+    bool skip;              /* a later step of a chain that runs as one launch: launches nothing */
 } launch;
 
 typedef struct cuda_state {
@@ -95,6 +104,8 @@ static void dump_source(gcr_exec_job *j, const cuda_state *st)
         return;
     }
     fputs(st->program ? st->program : "", f);
+    for (int i = 0; i < st->n; i++)
+        if (st->l[i].chain.src) fprintf(f, "\n/* ---- %s: a chain's program ---- */\n%s", st->l[i].chain.fn, st->l[i].chain.src);
     for (int i = 0; i < st->n; i++)
         if (st->l[i].type == L_HOOKED)
             fprintf(f, "\n/* ---- %s: program text of the %s template with these hooks ---- */\n%s",
@@ -158,13 +169,15 @@ static gcr_status compile_hooked(gcr_exec_job *j, int k, launch *L)
 static gcr_status prefetch(gcr_exec_job *j, const cuda_state *st, bool own)
 {
     gcr_ctx *ctx = j->ctx;
-    char **srcs = calloc((size_t)st->n + 1, sizeof *srcs);
+    char **srcs = calloc(2 * (size_t)st->n + 1, sizeof *srcs);
     GCR_CHECK(ctx, srcs, GCR_ERR_OOM, "replay: out of host memory");
     int n = 0;
     if (own) srcs[n++] = st->program;
+    for (int k = 0; k < st->n; k++)
+        if (st->l[k].chain.src && (srcs[n] = gcr_codegen_program(&st->l[k].chain, 1))) n++;
     for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
-        if (L->type != L_HOOKED) continue;
+        if (L->type != L_HOOKED || L->skip) continue;
         char *src = NULL;
         gcr_status before = ctx->status;
         if (hooked_launch(j, k, L, &src) != GCR_OK && before == GCR_OK) gcr_ctx_clear_error(ctx);
@@ -174,6 +187,61 @@ static gcr_status prefetch(gcr_exec_job *j, const cuda_state *st, bool own)
     for (int i = own ? 1 : 0; i < n; i++) free(srcs[i]);
     free(srcs);
     return s;
+}
+
+/* A chain that will not run as one kernel: its steps launch one by one, as built. */
+static void unchain(gcr_exec_job *j, cuda_state *st, int k, const char *why)
+{
+    launch *L = &st->l[k];
+    gcr_info(j->ctx, "replay: the chain at %s runs its %d kernels one by one: %s", j->ir->kernels[k].name,
+             j->ir->kernels[k].chain, why);
+    gcr_cg_kernel_free(&L->chain);
+    memset(&L->chain, 0, sizeof L->chain);
+    L->chain_fn = NULL;
+    for (int i = 1; i < j->ir->kernels[k].chain; i++) st->l[k + i].skip = false;
+}
+
+/* Every chain of the list as its one kernel's text: clusters of up to 8 blocks from sm_90 (the
+ * portable cluster size), of one below. */
+static gcr_status chains_generate(gcr_exec_job *j, cuda_state *st)
+{
+    const gcr_ir *ir = j->ir;
+    const int max_cluster = gcr_cuda_arch(j->ctx) >= 90 ? 8 : 1;
+    for (int k = 0; k < st->n; k++) {
+        const int len = ir->kernels[k].chain;
+        if (len < 2) continue;
+        for (int i = 1; i < len; i++) st->l[k + i].skip = true;
+        gcr_status s = gcr_codegen_chain(ir, k, max_cluster, &st->l[k].chain);
+        if (s == GCR_ERR_COMPILE) unchain(j, st, k, st->l[k].chain.why);
+        else GCR_CHECK(j->ctx, s == GCR_OK, s, "codegen: out of host memory writing the chain at %s", ir->kernels[k].name);
+        k += len - 1;
+    }
+    return GCR_OK;
+}
+
+/* Compiles every chain's program (the prefetch has most in the cache by now); one that fails to
+ * compile or load is reported and runs its steps one by one (their hooked kernels compile next). */
+static gcr_status chains_compile(gcr_exec_job *j, cuda_state *st)
+{
+    gcr_ctx *ctx = j->ctx;
+    for (int k = 0; k < st->n; k++) {
+        launch *L = &st->l[k];
+        if (!L->chain.src) continue;
+        char *prog = gcr_codegen_program(&L->chain, 1);
+        GCR_CHECK(ctx, prog, GCR_ERR_OOM, "replay: out of host memory");
+        const char *name = L->chain.fn;
+        gcr_status before = ctx->status, s = gcr_cuda_program(ctx, prog, &name, 1, &L->chain_fn);
+        free(prog);
+        if (s == GCR_ERR_COMPILE) {
+            char why[512];
+            snprintf(why, sizeof why, "%.500s", ctx->err);
+            if (before == GCR_OK) gcr_ctx_clear_error(ctx);
+            unchain(j, st, k, why);
+            continue;
+        }
+        GCR_TRY(s);
+    }
+    return GCR_OK;
 }
 
 static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
@@ -205,6 +273,7 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
         L->type = L->cg.type == GCR_CG_OWN ? L_OWN : L_HOOKED;
         n_own += L->type == L_OWN;
     }
+    GCR_TRY(chains_generate(j, st));
     /* one program for every generated kernel of the list */
     gcr_cg_kernel *cgs = calloc((size_t)st->n + 1, sizeof *cgs);
     const char **names = calloc((size_t)n_own + 1, sizeof *names);
@@ -258,10 +327,11 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
     free(names);
     free(fns);
     GCR_TRY(s);
+    GCR_TRY(chains_compile(j, st));
     /* anchored kernels: their template with hooks, compiled now so a failure splits the group */
     for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
-        if (L->type != L_HOOKED) continue;
+        if (L->type != L_HOOKED || L->skip) continue;
         s = compile_hooked(j, k, L);
         if (s == GCR_ERR_COMPILE) *failed_kernel = k;
         GCR_TRY(s);
@@ -280,10 +350,17 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
         }
         for (int i = 0; i < L->cg.n_params; i++) L->args[i] = &L->pv[i];
     }
-    st->own = malloc(sizeof *st->own * (size_t)(st->n + 1));
+    st->own = malloc(sizeof *st->own * (size_t)(2 * st->n + 1));
     GCR_CHECK(ctx, st->own, GCR_ERR_OOM, "replay: out of host memory");
-    for (int k = 0; k < st->n; k++)
-        if (st->l[k].type == L_OWN) st->own[st->n_own++] = gcr_kernel_function(st->l[k].fn);
+    for (int k = 0; k < st->n; k++) {
+        launch *L = &st->l[k];
+        if (L->type == L_OWN) st->own[st->n_own++] = gcr_kernel_function(L->fn);
+        if (!L->chain_fn) continue;
+        st->own[st->n_own++] = gcr_kernel_function(L->chain_fn);
+        int64_t cap = (int64_t)sms * 32; /* a multiple of the cluster (a power of two up to 8) */
+        L->chain_grid = (unsigned)(L->chain.rows < cap ? L->chain.rows : cap);
+        for (int i = 0; i < L->chain.n_params; i++) L->chain_args[i] = &L->chain_pv[i];
+    }
     return GCR_OK;
 }
 
@@ -291,6 +368,11 @@ static gcr_status launch_one(gcr_exec_job *j, int k)
 {
     cuda_state *st = j->state;
     launch *L = &st->l[k];
+    if (L->skip) return GCR_OK;
+    if (L->chain_fn) {
+        for (int i = 0; i < L->chain.n_params; i++) L->chain_pv[i] = j->ptr[L->chain.params[i]];
+        return gcr_cuda_launch(j->ctx, L->chain_fn, L->chain_grid, 1, 1, L->chain.block, 1, 1, 0, L->chain_args);
+    }
     switch (L->type) {
     case L_EAGER: return gcr_exec_run_node(j, j->ir->kernels[k].nodes[0], eager_run);
     case L_HOOKED: return hooked_launch(j, k, L, NULL);
@@ -492,6 +574,7 @@ static void cuda_destroy(gcr_exec_job *j)
     if (st->graph) cudaGraphDestroy(st->graph);
     for (int k = 0; k < st->n && st->l; k++) {
         gcr_cg_kernel_free(&st->l[k].cg);
+        gcr_cg_kernel_free(&st->l[k].chain);
         if (st->l[k].out) gcr_tensor_destroy(st->l[k].out);
     }
     free(st->l);
@@ -503,7 +586,15 @@ static void cuda_destroy(gcr_exec_job *j)
     j->state = NULL;
 }
 
-const gcr_executor gcr_cuda_executor = {"cuda", cuda_build, cuda_run, cuda_destroy};
+static int cuda_launches(const gcr_exec_job *j)
+{
+    const cuda_state *st = j->state;
+    int n = 0;
+    for (int k = 0; st && k < st->n; k++) n += !st->l[k].skip;
+    return n;
+}
+
+const gcr_executor gcr_cuda_executor = {"cuda", cuda_build, cuda_run, cuda_destroy, cuda_launches};
 
 void gcr_cuda_exec_stats(const gcr_executor *ex, const gcr_exec_job *j, gcr_cuda_graph_stats *out)
 {
