@@ -129,6 +129,15 @@ static int m_head(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 2;
 }
 
+/* a mean over axes 2 and 3 without keepdim ([N, C]) into two linears, the first with a relu */
+static int m_mean_linears(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    int ax[2] = {2, 3};
+    gcr_tensor *m = gcr_mean(ctx, in[0], ax, 2, 0);
+    out[0] = gcr_linear(ctx, gcr_relu(ctx, gcr_linear(ctx, m, in[1], in[2])), in[3], NULL);
+    return 1;
+}
+
 /* the head with its second weight computed in the graph: that step reads a value a kernel writes
  * (or its kernel has a prologue), so the chain stops before it */
 static int m_head_made_weight(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
@@ -272,6 +281,11 @@ static void test_chain(void)
         }
     /* the weight's producer fuses into the last linear as its prologue or stays a kernel: either way
      * the chain is pool + first linear */
+    for (int d = 0; d < 3; d++) {
+        int km = 0, lm = launches_of(ctx, m_mean_linears, head, 4, dts[d], GCR_NHWC, &km);
+        CHECK(km == 3 && lm == 1, "mean [N, C] -> linear + relu -> linear %s: 3 kernels in 1 launch, got %d in %d",
+              gcr_dtype_name(dts[d]), km, lm);
+    }
     int k = 0, l = launches_of(ctx, m_head_made_weight, head, 4, GCR_F32, GCR_NCHW, &k);
     CHECK(k >= 3 && l == k - 1, "a weight made in the graph ends the chain: %d kernels in %d launches", k, l);
     cu_input nc[] = {{4, {2, 8, 6, 6}, 0, 0, 0}, {4, {5, 8, 1, 1}, 1, 0, 0}, {4, {6, 4, 1, 1}, 1, 0, 0}};
