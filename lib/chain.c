@@ -3,11 +3,11 @@
 
 static bool float_dt(gcr_dtype dt) { return dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16; }
 
-/* the one value kernel K writes (its anchor's result or its epilogue's single output), or -1 */
+/* the one value kernel K (anchored) writes: its anchor's result or its epilogue's single output;
+ * -1 for several, or a prologue */
 static int written(const gcr_ir *ir, const gcr_kernel *K)
 {
     if (K->type == GCR_K_EAGER) return ir->nodes[K->anchor].out;
-    if (K->anchor < 0) return -1;
     for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
         if (K->pro[j]) return -1; /* a prologue reads the anchor's input through other loads */
     if (K->epi.n_expr == 0) return K->acc_value;

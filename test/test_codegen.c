@@ -7,6 +7,7 @@
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "../lib/cuda/codegen.h"
+#include "../lib/cuda/kernels/abi.h" /* GCR_CHAIN_THREADS */
 #ifdef GCR_HAVE_CUDA
 #include "../lib/cuda/dense.h"
 #endif
@@ -97,14 +98,13 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
         for (int c = 8; c >= 1; c /= 8) {
             gcr_cg_kernel cg;
             gcr_status s = gcr_codegen_chain(ir, k, c, &cg);
-            if (CHECK(s == GCR_OK && cg.src && cg.type == GCR_CG_OWN && cg.rows > 0 && cg.block == 256,
+            if (CHECK(s == GCR_OK && cg.src && cg.type == GCR_CG_OWN && cg.rows > 0 && cg.block == GCR_CHAIN_THREADS,
                       "%s: chain at %s, clusters of %d: %s (%s)", what, ir->kernels[k].name, c, gcr_status_name(s), cg.why)) {
                 n_chain++;
 #ifdef GCR_HAVE_CUDA
-                char *one = gcr_codegen_program(&cg, 1), w[160];
+                char w[160];
                 snprintf(w, sizeof w, "%s: chain at %s, clusters of %d", what, ir->kernels[k].name, c);
-                if (one) nvrtc_ok(w, one, c > 1 ? 2 : 3);
-                free(one);
+                nvrtc_ok(w, cg.src, c > 1 ? 2 : 3); /* a whole program, as the executor compiles it */
 #endif
             }
             gcr_cg_kernel_free(&cg);

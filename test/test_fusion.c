@@ -31,16 +31,29 @@ static int fused_groups(const gcr_graph *g)
     return g && gcr_graph_get_stats(g, &st) == GCR_OK ? st.fused_groups : -1;
 }
 
-/* captures model with knobs, checks values over 3 iterations, returns the kernel count */
-static int kernels_of(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *groups)
+/* captures model with knobs, checks values over 3 iterations, returns the launches (the stats'
+ * kernel count: a chain counts once); *groups gets the fused groups, *built the built kernels */
+static int counted(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *groups,
+                   int *built)
 {
     gcr_tensor *in[CU_MAX];
     gcr_graph *g = cu_check(ctx, m, ins, n, dt, fmt, 3, cu_tol(dt), in);
     int k = cu_kernels(g);
     if (groups) *groups = fused_groups(g);
+    if (built) *built = g && g->cur ? g->cur->ir->n_kernels : -1;
     gcr_graph_destroy(g);
     for (int i = 0; i < n; i++) gcr_tensor_free(in[i]);
     return k;
+}
+
+static int kernels_of(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *groups)
+{
+    return counted(ctx, m, ins, n, dt, fmt, groups, NULL);
+}
+
+static int launches_of(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *built)
+{
+    return counted(ctx, m, ins, n, dt, fmt, NULL, built);
 }
 
 /* ---------------------------------------------------------------- models */
@@ -221,19 +234,6 @@ static void test_two_outputs(void)
     gcr_graph_destroy(g);
     gcr_tensor_free(in[0]);
     gcr_ctx_destroy(ctx);
-}
-
-/* captures model on ctx, checks its values over 3 iterations; *kernels gets the built kernels, the
- * result is the launches (a chain counting once) */
-static int launches_of(gcr_ctx *ctx, cu_model m, const cu_input *ins, int n, gcr_dtype dt, gcr_format fmt, int *kernels)
-{
-    gcr_tensor *in[CU_MAX];
-    gcr_graph *g = cu_check(ctx, m, ins, n, dt, fmt, 3, cu_tol(dt), in);
-    int k = cu_kernels(g);
-    *kernels = g && g->cur ? g->cur->ir->n_kernels : -1;
-    gcr_graph_destroy(g);
-    for (int i = 0; i < n; i++) gcr_tensor_free(in[i]);
-    return k;
 }
 
 static void test_se(void)

@@ -47,7 +47,8 @@ void gcr_cg_kernel_free(gcr_cg_kernel *cg);
 /* Generates the one kernel of the chain that starts at kernel k (ir->kernels[k].chain steps,
  * lib/chain.h) as an OWN kernel for clusters of at most max_cluster blocks (1: no clusters; else a
  * power of two): rows is the grid it wants (the executor may cap it at a multiple of the cluster),
- * block 256. GCR_ERR_COMPILE with cg->why where it cannot (the executor then runs the steps one by
+ * block GCR_CHAIN_THREADS. Its src is a whole program (it includes kernels/chain.cuh), compiled on
+ * its own. GCR_ERR_COMPILE with cg->why where it cannot (the executor then runs the steps one by
  * one), GCR_ERR_OOM. */
 gcr_status gcr_codegen_chain(const gcr_ir *ir, int k, int max_cluster, gcr_cg_kernel *cg);
 /* One program text holding the OWN kernels of cgs[0..n) (HOOKED ones are skipped), with the

@@ -5,6 +5,7 @@
  * size the device allows. Every parameter is a data pointer (an OWN kernel). */
 #include "codegen_emit.h"
 #include "../chain.h"
+#include "kernels/abi.h" /* GCR_CHAIN_THREADS */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -135,8 +136,6 @@ gcr_status gcr_codegen_chain(const gcr_ir *ir, int k, int max_cluster, gcr_cg_ke
         }
         if (i + 1 < len) put(&body, "        gcr_chain_sync<%d>();\n", R);
     }
-    if (s == GCR_OK && cg->n_params > GCR_CUDA_KERNEL_PARAMS)
-        s = gcr_cg_unsupported(cg, "%s: %d parameters", H->name, cg->n_params);
     if (s != GCR_OK) {
         free(gcr_text_take(&body));
         free(gcr_text_take(&b));
@@ -157,7 +156,7 @@ gcr_status gcr_codegen_chain(const gcr_ir *ir, int k, int max_cluster, gcr_cg_ke
     free(bt);
     put(&b, "    }\n}\n");
     cg->rows = (int64_t)R * st[0].n;
-    cg->block = 256;
+    cg->block = GCR_CHAIN_THREADS;
     if (!bt) {
         free(gcr_text_take(&b));
         return GCR_ERR_OOM;

@@ -171,10 +171,11 @@ static gcr_status prefetch(gcr_exec_job *j, const cuda_state *st, bool own)
     gcr_ctx *ctx = j->ctx;
     char **srcs = calloc(2 * (size_t)st->n + 1, sizeof *srcs);
     GCR_CHECK(ctx, srcs, GCR_ERR_OOM, "replay: out of host memory");
-    int n = 0;
+    int n = 0; /* srcs [0, lent): texts the state owns; then the hooked programs, freed here */
     if (own) srcs[n++] = st->program;
     for (int k = 0; k < st->n; k++)
-        if (st->l[k].chain.src && (srcs[n] = gcr_codegen_program(&st->l[k].chain, 1))) n++;
+        if (st->l[k].chain.src) srcs[n++] = st->l[k].chain.src;
+    const int lent = n;
     for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
         if (L->type != L_HOOKED || L->skip) continue;
@@ -184,7 +185,7 @@ static gcr_status prefetch(gcr_exec_job *j, const cuda_state *st, bool own)
         if (src) srcs[n++] = src;
     }
     gcr_status s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, n);
-    for (int i = own ? 1 : 0; i < n; i++) free(srcs[i]);
+    for (int i = lent; i < n; i++) free(srcs[i]);
     free(srcs);
     return s;
 }
@@ -227,11 +228,8 @@ static gcr_status chains_compile(gcr_exec_job *j, cuda_state *st)
     for (int k = 0; k < st->n; k++) {
         launch *L = &st->l[k];
         if (!L->chain.src) continue;
-        char *prog = gcr_codegen_program(&L->chain, 1);
-        GCR_CHECK(ctx, prog, GCR_ERR_OOM, "replay: out of host memory");
         const char *name = L->chain.fn;
-        gcr_status before = ctx->status, s = gcr_cuda_program(ctx, prog, &name, 1, &L->chain_fn);
-        free(prog);
+        gcr_status before = ctx->status, s = gcr_cuda_program(ctx, L->chain.src, &name, 1, &L->chain_fn);
         if (s == GCR_ERR_COMPILE) {
             char why[512];
             snprintf(why, sizeof why, "%.500s", ctx->err);

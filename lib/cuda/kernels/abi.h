@@ -56,6 +56,7 @@ typedef uint32_t gcr_u32;
  * kernel asserts its stage struct is this size. */
 #define GCR_TC_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 80)
 #define GCR_TC_DEEP_ST 4 /* the deep tiles' stages */
+#define GCR_CHAIN_THREADS 256 /* a chain kernel's block (kernels/chain.cuh: 8 warps) */
 /* the 32-wide split-K tiles' stages, in dynamic shared memory (4: 51 KB, past the static 48 KB).
  * H100, f16, batch 1 in a replayed graph (bench/kernel_trace.sh, 2026-11-26): ResNet-50's 43 split
  * layers 474 -> 461 us (the forward 569 -> 556 us) at 4 stages against 3; 6 stages 461 us too;

@@ -16,9 +16,7 @@
 #ifndef GCR_CHAIN_CUH
 #define GCR_CHAIN_CUH
 
-#include "common.cuh"
-
-#define GCR_CHAIN_THREADS 256
+#include "common.cuh" /* and abi.h: GCR_CHAIN_THREADS */
 
 /* compile-time cluster of r blocks (sm_90+), written on the kernel by the generator */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
