@@ -171,7 +171,8 @@ static void test_implicit(void)
         for (int d = 0; d < 3; d++) {
             conv_one(k, dts[d], L_CL);
             if (dts[d] != GCR_F32 && on_tile)
-                CHECK(strstr(ran, "k_") || strstr(ran, "kd_"), "conv C%d k%dx%d %s cl: the heuristic picks the implicit tile, ran %s",
+                CHECK(strstr(ran, "k_") || strstr(ran, "kd_") || strstr(ran, "kw"),
+                      "conv C%d k%dx%d %s cl: the heuristic picks the implicit tile, ran %s",
                       k->C, k->KH, k->KW, dt_name(dts[d]), ran);
             for (int t = 0; t < 3 && dts[d] != GCR_F32; t++)
                 conv_forced(k, dts[d], L_CL, tiles[t], on_tile && (t == 0 || k->O / k->groups > 16 << t));
@@ -591,13 +592,74 @@ static void test_deep(void)
     static const conv_case deep1x1 = {2, 256, 92, 92, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1};
     conv_one(&deep1x1, GCR_F16, L_CL);
     if (266 >= 2 * gcr_cuda_sm_count(gpu))
-        CHECK(strstr(ran, "8d_") != NULL, "a 1x1 with K 256 and 266 tiles: the heuristic's deep tile, ran %s", ran);
+        CHECK(strstr(ran, gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu)) ? "8w_" : "8d_") != NULL,
+              "a 1x1 with K 256 and 266 tiles: the heuristic's deep tile (the WG tile on sm_90), ran %s", ran);
     gcr_cuda_dense_force(gpu, "kd_");
     hooked_conv_f16(&implicit[0], L_CL);
     hooked_conv_f16(&implicit[4], L_CL);
     gcr_cuda_dense_force(gpu, "d_");
     hooked_conv_f16(&few_tiles[3], L_CL);
     gcr_cuda_dense_force(gpu, NULL);
+}
+
+/* The Hopper tiles (gemm_tc.cuh WG: the 128 x 128 tile's product on wgmma from 128-byte swizzled
+ * shared rows, offered where programs are built for sm_90a), forced on each layout they take:
+ * implicit GEMMs whose k tiles straddle taps, with strides, padding, groups, partial row and column
+ * tiles and a k tail, and k-contiguous 1x1s with K not a multiple of the 64-element k tile; plain
+ * in f16 and bf16, and with a fused prologue and epilogue; split along k on few tiles (the last
+ * split's k tiles fewer than the others'). Elsewhere they are not offered and the heuristic's pick
+ * runs the same cases. */
+static const conv_case wgmma_cases[] = {
+    /* N  C    H   W    O  KH KW sh sw ph pw dh dw  g  b */
+    {18, 8, 63, 63, 136, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},  /* 3x3 s2, odd input: a partial column tile */
+    {1, 64, 7, 7, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* 49 rows: one partial row tile */
+    {4, 72, 15, 17, 96, 5, 5, 2, 1, 2, 2, 1, 1, 1, 0},   /* C 72: k tiles straddle taps, mixed strides */
+    {4, 256, 10, 10, 256, 3, 3, 1, 1, 1, 1, 2, 2, 2, 1}, /* 2 groups of 128 (z), dilation 2 */
+    {6, 64, 20, 20, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* N 200: a full and a partial column tile */
+    {3, 256, 5, 5, 96, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},    /* 1x1, K 256: k-contiguous */
+    {2, 200, 13, 11, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* 1x1, K 200: a k tail of 8 */
+    {4, 64, 20, 20, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* N 64: the 64-wide tile */
+    {3, 96, 9, 11, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},    /* 64 wide, N 40: a partial column tile, k tail 32 */
+};
+
+/* few tiles with long reductions: 1 tile and K 576 (2 splits of 5 and 4 k tiles), 4 tiles and K
+ * 4608 (8 splits of 9), 2 tiles of a 1x1 with K 1000 (4 splits of 4, the last with a tail), one
+ * 64-wide tile and K 2304 */
+static const conv_case wgmma_split[] = {
+    /* N  C    H  W    O  KH KW sh sw ph pw dh dw  g  b */
+    {1, 64, 7, 7, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0},
+    {2, 1000, 7, 7, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+    {1, 256, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* 64 wide: 8 splits of K 2304 */
+};
+
+/* case k forced onto the WG tile (128 wide, 64 where N needs no more) whose kernel name ends in kind
+ * (w_ or ws_), in every 16-bit dtype and hooked; on says the tile is built here */
+static void wgmma_forced(const conv_case *k, const char *kind, int on)
+{
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    char tile[16];
+    const int bn = k->O / k->groups <= 64 ? 64 : 128;
+    snprintf(tile, sizeof tile, "tc%d%s%s", bn, k->KH * k->KW > 1 || k->ph ? "k" : "", kind);
+    for (int d = 0; d < 2; d++) conv_forced(k, dts[d], L_CL, tile, on);
+    gcr_cuda_dense_force(gpu, tile);
+    hooked_conv_f16(k, L_CL);
+    if (on)
+        CHECK(strstr(gcr_cuda_dense_last(gpu), tile) != NULL, "hooked conv C%d O%d k%dx%d: forced onto %s, ran %s", k->C,
+              k->O, k->KH, k->KW, tile, gcr_cuda_dense_last(gpu));
+    gcr_cuda_dense_force(gpu, NULL);
+}
+
+static void test_wgmma(void)
+{
+    const int on = gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu));
+    for (int i = 0; i < (int)(sizeof wgmma_cases / sizeof wgmma_cases[0]); i++) wgmma_forced(&wgmma_cases[i], "w_", on);
+    for (int i = 0; i < (int)(sizeof wgmma_split / sizeof wgmma_split[0]); i++) wgmma_forced(&wgmma_split[i], "ws_", on);
+    /* the heuristic's pick where the unsplit tile's 66 x 2 tiles fill the SMs (132 on an H100) */
+    static const conv_case filled = {8, 64, 33, 32, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+    conv_one(&filled, GCR_F16, L_CL);
+    if (on && gcr_cuda_sm_count(gpu) <= 132)
+        CHECK(strstr(ran, "8kw_") != NULL, "8x64x33x32 3x3 -> 256: the WG tile, ran %s", ran);
 }
 
 /* The row-stream tiles (gemm_tc.cuh PS: a grid of a few blocks per SM, each walking row tiles with
@@ -883,6 +945,7 @@ static void test_epilogue8(void)
 static void test_hooks(void) {}
 static void test_splitk(void) {}
 static void test_deep(void) {}
+static void test_wgmma(void) {}
 static void test_streams(void) {}
 static void test_small_channels(void) {}
 static void test_tf32(void) {}
@@ -900,6 +963,7 @@ int main(void)
     RUN(test_hooks);
     RUN(test_splitk);
     RUN(test_deep);
+    RUN(test_wgmma);
     RUN(test_streams);
     RUN(test_small_channels);
     RUN(test_tf32);

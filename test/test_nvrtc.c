@@ -97,14 +97,15 @@ static void test_one_kernel_programs(void)
     static const char *const dense[] = {"tc128", "tc64", "tc32", "tc128n", "tc64n", "tc32n", "tc128e", "tc64e", "tc32e",
                                         "tc128k", "tc64k", "tc32k", "tc32s", "tc32ks", "tc64s", "tc64ks", "tc128s",
                                         "tc128ks", "tc128d", "tc64d", "tc128kd", "tc64kd", "tc128c", "tc64c", "tc32c",
-                                        "tc32p", "tc64p", "mma64", "mma32", "mmat"};
+                                        "tc32p", "tc64p", "tc128w", "tc128kw", "tc128ws", "tc128kws", "tc64w", "tc64kw",
+                                        "tc64ws", "tc64kws", "mma64", "mma32", "mmat"};
     static const char *const fma[] = {"fma64", "fma32", "fmat"};
     static const char *const tc[] = {"tc128", "tc64", "tc32", "tc128k", "tc64k", "tc32k", "tc32s", "tc32ks", "tc64s",
                                      "tc64ks", "tc128s", "tc128ks", "tc128d", "tc64d", "tc128kd", "tc64kd", "tc128c",
                                      "tc64c", "tc32c", "tc32p", "tc64p"};
     static const char *const dt16[] = {"f16", "bf16"};
     static const char *const dtall[] = {"f32", "f16", "bf16"};
-    char names[112][40];
+    char names[128][40];
     int n = 0;
     for (int i = 0; i < (int)(sizeof dense / sizeof dense[0]); i++)
         for (int d = 0; d < 2; d++) snprintf(names[n++], sizeof names[0], "gcr_dense_%s_%s", dense[i], dt16[d]);

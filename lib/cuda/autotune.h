@@ -8,7 +8,7 @@
 #include "cuda_internal.h"
 
 /* At most this many tactics per problem: bounds the measuring cost of a cold start. */
-#define GCR_CUDA_TUNE_MAX 12
+#define GCR_CUDA_TUNE_MAX 16
 
 /* One way to run a problem: a kernel name, its launch shape (with its dynamic shared memory) and
  * its split of the reduction (ks blocks per output tile; 1: none). The names, shapes and splits of

@@ -75,7 +75,7 @@ const char *gcr_cuda_drv_error(CUresult r);
 /* The CUfunction behind a kernel (the CUDA executor matches it in a graph's kernel nodes). */
 CUfunction gcr_kernel_function(const gcr_cuda_fn *k);
 
-/* Device-free NVRTC compile of one program for sm_<arch> (arch e.g. 90): the embedded sources
+/* Device-free NVRTC compile of one program for sm_<arch> (arch e.g. 90; sm_90a, see below): the embedded sources
  * are available as headers. On success *image is a cubin (or PTX when NVRTC does not know the
  * arch; *is_ptx says which), malloc'ed; *log (malloc'ed, may be NULL) holds the NVRTC log.
  * Returns GCR_ERR_COMPILE on a compile failure, with the log. */
@@ -83,6 +83,9 @@ gcr_status gcr_nvrtc_compile(const char *source, const char *const *opts, int no
                              void **image, size_t *size, int *is_ptx, char **log);
 /* "maj.min" of the NVRTC in use, packed as maj*1000+min*10 (0 when unavailable). */
 int gcr_nvrtc_version(void);
+/* 1 when gcr_nvrtc_compile builds arch's programs for its arch-specific target (sm_90a for arch
+ * 90, as a cubin), so kernels may use that target's instructions (wgmma: gemm_tc.cuh's WG tiles). */
+int gcr_nvrtc_arch_specific(int arch);
 
 /* Module-cache counters of a ctx since its creation (for graph stats and tests). */
 typedef struct gcr_cuda_cache_stats {

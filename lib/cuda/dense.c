@@ -2,7 +2,8 @@
  * the kernel and launches it: the implicit GEMM of kernels/gemm.cuh (every non-depthwise conv,
  * 1x1 included as a plain GEMM, and matmul/linear), its GEMV kernel when there are at most 8 rows,
  * the streaming tensor-core tile of kernels/gemm_tc.cuh (f16/bf16 1x1 convs and GEMMs, and every
- * other conv whose x and weights are channels-last, as an implicit GEMM; f32 with knobs.tf32) or
+ * other conv whose x and weights are channels-last, as an implicit GEMM; f32 with knobs.tf32; its
+ * products on wgmma where programs are built for sm_90a) or
  * conv.cuh's direct kernel (short reductions: the stem). conv.c and matmul.c describe their calls
  * as problems; the kernel's program comes through hooks.c. */
 #include "dense.h"
@@ -91,7 +92,7 @@ typedef struct dense_plan {
     int tf32;
     gcr_cuda_tactic t[GCR_CUDA_TUNE_MAX];
     int n, def;
-    int64_t bk;    /* a split-K tactic's k tile (elements) */
+    int64_t kt[GCR_CUDA_TUNE_MAX]; /* each split-K tactic's k tile (elements): 64 bytes, 128 on the WG tiles */
     float *part;   /* ... and its workspace (kept out of v, which keys GCR_AUTOTUNE's choices) */
     gcr_u32 *sem;
 } dense_plan;
@@ -159,6 +160,38 @@ static int64_t split_ways(int64_t tiles, int64_t nk, int64_t bn, int64_t sms)
     return (nk + chunk - 1) / chunk; /* no split left without k tiles */
 }
 
+/* The Hopper tiles (gemm_tc.cuh WG: the 128-row tile's product on wgmma, 128-byte k tiles) of
+ * problem a in layout at (0 or 3), f16 or bf16, into p: 128 columns wide, or 64 where N needs no
+ * more; unsplit, and split along k where the unsplit tiles leave SMs without a block. The heuristic
+ * takes the unsplit one wherever its tiles fill the SMs and K is at least a k tile (64), over every
+ * mma.sync tile (H200, f16, ResNet-50 at batch 32 and 128, 128 wide: 1.4-1.9x faster on every layer
+ * with N > 64 but the 7x7 3x3s, 1.09-1.12x over the row streams on its K-64 1x1), and the split one
+ * where that fills them with at least 8 k tiles a split (the 7x7 3x3s at batch 32, 52 tiles: 0.87x
+ * unsplit against the mma.sync split tile). */
+static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms)
+{
+    const char *sfx = gcr_cuda_dt_suffix(p->dt);
+    const int bn = a->N <= 64 ? 64 : 128;
+    const int64_t tiles = (a->M + 127) / 128 * ((a->N + bn - 1) / bn) * z, bk = 128 / (int64_t)gcr_dtype_size(p->dt);
+    const int64_t nk = (a->K + bk - 1) / bk, ks = split_ways(tiles, nk, bn, sms);
+    int i = add_tc(p, bn, at == 3 ? "kw" : "w", sfx, a, z, 1);
+    if (i < 0) return;
+    p->t[i].smem = GCR_TC_WG_SMEM(bn);
+    if (tiles >= sms && a->K >= bk) p->def = i;
+    const int takes = tiles < sms && ks >= 2 && tiles * ks >= sms && nk / ks >= 8;
+    float *part;
+    gcr_u32 *sem;
+    const int make = takes || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
+    if (ks < 2 || !gcr_cuda_splitk_ws(ctx, make, &part, &sem)) return;
+    i = add_tc(p, bn, at == 3 ? "kws" : "ws", sfx, a, z, ks);
+    if (i < 0) return;
+    p->t[i].smem = GCR_TC_WG_SMEM(bn);
+    p->kt[i] = bk;
+    p->part = part;
+    p->sem = sem;
+    if (takes) p->def = i;
+}
+
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
 static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
                           dense_plan *p)
@@ -172,7 +205,6 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
     p->tf32 = tf32;
     p->n = 0;
     p->def = -1;
-    p->bk = 0;
     p->part = NULL;
     p->sem = NULL;
     /* 16-byte operand loads where every chunk of k lies in one aligned run (1x1 taps, no padding,
@@ -290,9 +322,9 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
                 if (i >= 0 && w == 0) p->t[i].smem = GCR_TC_SK_ST * GCR_TC_STAGE_BYTES(128, 32);
                 if (i >= 0 && w == best && takes && (p->def < 0 || p->def == wide)) p->def = i;
             }
+            for (int i = 0; i < p->n; i++) p->kt[i] = bk;
             p->part = part;
             p->sem = sem;
-            p->bk = bk;
         }
         /* row streams (k-contiguous A, 32 and 64 wide; after the splits, which a full candidate list
          * keeps), for short reductions (at most GCR_TC_PS_NK k tiles: the memory-bound 1x1s): the
@@ -368,6 +400,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
         if (bn == 128 && deep128) p->def = i;
     }
+    if (deep && tc && a->N > 32 && gcr_nvrtc_arch_specific(gcr_cuda_arch(ctx))) wg_tactics(ctx, p, a, at, z, sms);
 }
 
 /* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the
@@ -377,7 +410,7 @@ static gcr_dense_args tactic_args(const dense_plan *p, const gcr_cuda_tactic *t)
     gcr_dense_args v = p->v;
     if (!VEC_UNVERIFIED && !strstr(t->name, "32_") && !strstr(t->name, "_tc")) v.vec_a = v.vec_b = 0;
     if (t->ks > 1) {
-        const int64_t nk = (v.K + p->bk - 1) / p->bk;
+        const int64_t nk = (v.K + p->kt[t - p->t] - 1) / p->kt[t - p->t];
         v.ksplit = t->ks;
         v.kchunk = (nk + t->ks - 1) / t->ks;
         v.part = p->part;

@@ -47,6 +47,14 @@ static int pick_arch(int arch, int *ptx)
     return best;
 }
 
+/* whether programs for a device of this arch are built for its arch-specific target (sm_90a:
+ * wgmma), where only that exact arch runs them; PTX for a newer device stays portable */
+int gcr_nvrtc_arch_specific(int arch)
+{
+    int ptx = 0;
+    return arch == 90 && pick_arch(arch, &ptx) == 90 && !ptx;
+}
+
 static char *dupstr(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -76,7 +84,8 @@ gcr_status gcr_nvrtc_compile(const char *source, const char *const *opts, int no
     }
     int ptx = 0, a = pick_arch(arch, &ptx);
     char archopt[64];
-    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", a);
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d%s", ptx ? "compute" : "sm", a,
+             gcr_nvrtc_arch_specific(arch) ? "a" : "");
     int no = 0;
     o[no++] = archopt;
     /* approximate f32 division (within 2 ulp): IEEE division made a fused f16 hardswish

@@ -56,6 +56,13 @@ typedef uint32_t gcr_u32;
  * kernel asserts its stage struct is this size. */
 #define GCR_TC_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 80)
 #define GCR_TC_DEEP_ST 4 /* the deep tiles' stages */
+/* gemm_tc.cuh's Hopper tiles (WG: wgmma, sm_90a): a stage is bm and bn rows of a 128-byte k tile,
+ * unpadded (the 128-byte swizzle keeps ldmatrix-free wgmma reads off shared bank conflicts), in
+ * GCR_TC_WG_ST stages; the host adds 1 KB so the kernel can align the stages to the 1024 bytes
+ * the swizzle pattern repeats over. 3 stages of 128 x 128: 97 KB, two blocks per SM. */
+#define GCR_TC_WG_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 128)
+#define GCR_TC_WG_ST 3
+#define GCR_TC_WG_SMEM(bn) (GCR_TC_WG_ST * GCR_TC_WG_STAGE_BYTES(128, bn) + 1024)
 #define GCR_CHAIN_THREADS 256 /* a chain kernel's block (kernels/chain.cuh: 8 warps) */
 /* the 32-wide split-K tiles' stages, in dynamic shared memory (4: 51 KB, past the static 48 KB).
  * H100, f16, batch 1 in a replayed graph (bench/kernel_trace.sh, 2026-11-26): ResNet-50's 43 split

@@ -57,18 +57,20 @@
  * tiles gcr_dense_tc{128,64,32}[k]s_{f16,bf16,tf32} (AT 0 and 3); the deep-pipeline tiles
  * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory); the small-channel
  * tiles gcr_dense_tc{128,64,32}c_{f16,bf16,tf32} (AT 4); the row-stream tiles
- * gcr_dense_tc{64,32}p_{f16,bf16,tf32} (AT 0). */
+ * gcr_dense_tc{64,32}p_{f16,bf16,tf32} (AT 0); the Hopper tiles gcr_dense_tc{128,64}[k]w[s]_{f16,bf16}
+ * (AT 0 and 3, unsplit and split-K, wgmma: built for sm_90a only, a trap elsewhere). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
 
 #include "gemm.cuh"
 
-/* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats); ST stages of shared
- * operand tiles */
-template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0, int DYN_ = 0, int PS_ = 0>
+/* 8 warps as WM x WN; 64 bytes of k per tile (BK 32 halves or 16 floats), 128 on the Hopper tiles
+ * (WG); ST stages of shared operand tiles */
+template <int BM_, int BN_, int WM_, int WN_, int ST_, int AT_, int MINB_, int SK_ = 0, int DYN_ = 0, int PS_ = 0,
+          int WG_ = 0>
 struct gcr_tc_cfg {
-    enum { BM = BM_, BN = BN_, BK_BYTES = 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, SK = SK_, DYN = DYN_,
-           PS = PS_, THREADS = 256 };
+    enum { BM = BM_, BN = BN_, BK_BYTES = WG_ ? 128 : 64, WM = WM_, WN = WN_, ST = ST_, AT = AT_, MINB = MINB_, SK = SK_,
+           DYN = DYN_, PS = PS_, WG = WG_, THREADS = 256 };
 };
 
 /* shared-memory element of the tile: the operand's bits (16-bit types) or a float (TF32) */
@@ -182,6 +184,24 @@ typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_DEEP_ST, 3, GCR_TC_MB(3), 0, 1> gcr_cfg
  * accumulators, staged at once so they die before the epilogue's registers are needed. */
 typedef gcr_tc_cfg<128, 32, 4, 2, GCR_TC_PS_ST, 0, GCR_TC_PS_BLOCKS(32), 0, 1, 1> gcr_cfg_tc32p;
 typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_PS_ST, 0, GCR_TC_PS_BLOCKS(64), 0, 1, 1> gcr_cfg_tc64p;
+/* Hopper tiles (WG 1, sm_90a): the 128 x 128 and 128 x 64 tiles' products on wgmma instead of
+ * ldmatrix and mma.sync. Two warpgroups each multiply 64 rows by the BN columns (m64n<BN>k16)
+ * straight from shared memory, whose A and B tiles are 128-byte rows swizzled in 16-byte chunks
+ * (chunk c of row r at c ^ (r % 8)), as the wgmma descriptors' 128-byte swizzle reads them; the
+ * same cp.async loads, taps, prologue and epilogue as the tiles above. A k step's products are
+ * issued before the next stage's loads and waited for before the next barrier. Warp w's
+ * accumulators are rows 16w .. 16w + 15 of the tile in the mma.sync fragment order (WM 8 x WN 1, a
+ * 16 x BN warp tile), so the epilogue's staging is the same code. k-contiguous (w) and
+ * implicit-GEMM (kw) layouts, f16 and bf16, unsplit and split along k (ws, kws: p.kchunk counts
+ * their 128-byte k tiles). */
+typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 0, 2, 0, 1, 0, 1> gcr_cfg_tc128w;
+typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 3, 2, 0, 1, 0, 1> gcr_cfg_tc128kw;
+typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 0, 2, 1, 1, 0, 1> gcr_cfg_tc128ws;
+typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 3, 2, 1, 1, 0, 1> gcr_cfg_tc128kws;
+typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 0, 2, 0, 1, 0, 1> gcr_cfg_tc64w;
+typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 3, 2, 0, 1, 0, 1> gcr_cfg_tc64kw;
+typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 0, 2, 1, 1, 0, 1> gcr_cfg_tc64ws;
+typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 3, 2, 1, 1, 0, 1> gcr_cfg_tc64kws;
 
 __device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -202,6 +222,89 @@ template <int MI, int NI, class F> __device__ __forceinline__ void gcr_tc_each_a
             for (int q = 0; q < 4; q++) f(i, j, q);
 }
 
+/* wgmma (sm_90a; the host offers the WG tiles only where programs are built for it). A descriptor
+ * of a K-major operand tile in shared memory: 128-byte rows, 8-row groups 1024 bytes apart, the
+ * 128-byte swizzle; addr is the first row's byte address plus the k step's offset within the row
+ * (the swizzle is a function of the address bits, so the tile must sit on 1024 bytes). */
+__device__ __forceinline__ unsigned long long gcr_wg_desc(unsigned addr)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
+           (1ull << 62);
+}
+/* the compiler must neither read nor move an accumulator while a wgmma may write it */
+template <int NI> __device__ __forceinline__ void gcr_wg_fence_acc(float (&d)[NI][4])
+{
+#pragma unroll
+    for (int j = 0; j < NI; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) asm volatile("" : "+f"(d[j][q])::"memory");
+}
+#define GCR_WG_D4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+#define GCR_WG_D32                                                                                             \
+    GCR_WG_D4(0), GCR_WG_D4(1), GCR_WG_D4(2), GCR_WG_D4(3), GCR_WG_D4(4), GCR_WG_D4(5), GCR_WG_D4(6), GCR_WG_D4(7)
+#define GCR_WG_D64                                                                                             \
+    GCR_WG_D32, GCR_WG_D4(8), GCR_WG_D4(9), GCR_WG_D4(10), GCR_WG_D4(11), GCR_WG_D4(12), GCR_WG_D4(13),          \
+        GCR_WG_D4(14), GCR_WG_D4(15)
+#define GCR_WG_R32                                                                                             \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                     \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GCR_WG_R64                                                                                             \
+    GCR_WG_R32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "              \
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+/* one wgmma of shape m64n<N>k16 (N 64: 32 accumulators a thread, then the operands DA DB SC =
+ * 32 33 34; N 128: 64, then 64 65 66): scale-d from a register that is 1 (accumulate), A and B
+ * unscaled, both K-major */
+#define GCR_WG_MMA(N, TY, REGS, DA, DB, SC, ...)                                                              \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #SC ", 0;\n"                                            \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" REGS "}, %" #DA ", %" #DB      \
+                 ", p, 1, 1, 0, 0;\n}\n"                                                                     \
+                 : __VA_ARGS__                                                                               \
+                 : "l"(da), "l"(db), "r"(1))
+/* The async-proxy fence (shared memory written by this thread, read next by wgmma) and the
+ * bracket of a batch of wgmma: fence before, then commit and wait for all of it. Built only for
+ * sm_90a, where gcr_wg_mma runs; elsewhere it traps first. */
+__device__ __forceinline__ void gcr_wg_proxy_fence()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void gcr_wg_begin()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void gcr_wg_end()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#endif
+}
+/* d (64 x 8 NI of f32, this thread's part in fragment order) += A (64 x 16) * B (8 NI x 16)^T */
+template <typename T, int NI>
+__device__ __forceinline__ void gcr_wg_mma(float (&d)[NI][4], unsigned long long da, unsigned long long db)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    static_assert(NI == 8 || NI == 16, "m64n64 or m64n128");
+    if constexpr (NI == 8) {
+        if (gcr_dn_is_bf16<T>::v)
+            GCR_WG_MMA(64, "bf16", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
+        else
+            GCR_WG_MMA(64, "f16", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
+    } else {
+        if (gcr_dn_is_bf16<T>::v)
+            GCR_WG_MMA(128, "bf16", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
+        else
+            GCR_WG_MMA(128, "f16", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
+    }
+#else
+    (void)d; (void)da; (void)db;
+    __trap(); /* built for another target: the host never picks a WG tile there */
+#endif
+}
+
 template <typename T, class CFG, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                              Pro &pro, Epi &epi, Epi8 &epi8)
@@ -214,9 +317,13 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     enum { KS = TF32 ? 8 : 16 }; /* k per mma */
     enum { TWM = BM / CFG::WM, TWN = BN / CFG::WN, MI = TWM / 16, NI = TWN / 8 };
     /* shared tiles: A [m][k] (AT 0) or [k][m] (AT 1), B [n][k]; the one-chunk pads keep the 8 row
-     * addresses of each ldmatrix on distinct banks */
-    enum { TM = AT == 1 || AT == 2 }; /* A stored transposed, [k][m] */
-    enum { LDA = TM ? BM + EPC : BK + EPC, A_ROWS = TM ? BK : BM, LDB = BK + EPC };
+     * addresses of each ldmatrix on distinct banks; the Hopper tiles' rows are unpadded and swizzled
+     * (sa, sb below) */
+    enum { TM = AT == 1 || AT == 2, WG = CFG::WG }; /* TM: A stored transposed, [k][m] */
+    enum { LDA = WG ? BK : TM ? BM + EPC : BK + EPC, A_ROWS = TM ? BK : BM, LDB = WG ? BK : BK + EPC };
+    static_assert(!WG || (!TF32 && (AT == 0 || AT == 3) && BM == 128 && (BN == 128 || BN == 64) && CFG::WM == 8 &&
+                          CFG::WN == 1 && BK * (int)sizeof(E) == 128 && !CFG::PS && CFG::DYN),
+                  "the Hopper tile: 16-bit channel-contiguous A, 128 x 128 or 64, 128-byte k rows, dynamic stages");
     enum { A_CH = BM * BK / EPC, B_CH = BN * BK / EPC, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
     enum { NE = BM * BK / NT, KE = NT / BM }; /* AT 2: elements per thread, k step between them */
     enum { LDC = BN + 4 }; /* the staged chunk's longer row pitch (the epilogue picks one) */
@@ -225,9 +332,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         E a[A_ROWS][LDA];
         E b[BN][LDB];
     };
-    static_assert(CFG::PS || sizeof(stage) * ST >= sizeof(float) * TWM * LDC,
+    static_assert(CFG::PS || sizeof(stage) * ST >= sizeof(float) * (WG ? BM : TWM) * LDC,
                   "epilogue chunk must fit the operand stages");
-    static_assert(!CFG::DYN || (!TM && sizeof(stage) == GCR_TC_STAGE_BYTES(BM, BN)),
+    static_assert(!CFG::DYN ||
+                      (!TM && sizeof(stage) == (WG ? GCR_TC_WG_STAGE_BYTES(BM, BN) : GCR_TC_STAGE_BYTES(BM, BN))),
                   "a deep tile's stage is what the host sizes its launch by");
     enum { PS = CFG::PS };
     static_assert(!PS || (AT == 0 && !CFG::SK && CFG::DYN && ST == GCR_TC_PS_ST && BM == 128 &&
@@ -237,6 +345,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     if constexpr (CFG::DYN) {
         extern __shared__ __align__(16) unsigned char gcr_tc_dyn[]; /* ST * GCR_TC_STAGE_BYTES(BM, BN) */
         raw = gcr_tc_dyn;
+        if constexpr (WG) /* on the swizzle's 1024 bytes (the host gives 1 KB more: GCR_TC_WG_SMEM) */
+            raw += (1024 - (gcr_tc_smem(gcr_tc_dyn) & 1023)) & 1023;
     } else {
         __shared__ __align__(16) unsigned char stat[sizeof(stage) * ST];
         raw = stat;
@@ -248,6 +358,18 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
      * [BM][ldc] after them */
     stage *sg = (stage *)raw;
     float *Cs = (float *)(PS ? raw + sizeof(stage) * ST : raw);
+    /* the shared address of A(r, k) and B(n, k), k a whole chunk: the Hopper tiles' 128-byte rows
+     * keep chunk c at c ^ (r % 8), so the 8 rows an 8 x 16-byte wgmma core matrix reads are on
+     * distinct banks */
+    auto sa = [](stage &s, int r, int k) -> E * {
+        if constexpr (WG) return &s.a[r][((k / EPC) ^ (r & 7)) * EPC];
+        if constexpr (TM) return &s.a[k][r];
+        return &s.a[r][k];
+    };
+    auto sb = [](stage &s, int n, int k) -> E * {
+        if constexpr (WG) return &s.b[n][((k / EPC) ^ (n & 7)) * EPC];
+        return &s.b[n][k];
+    };
 
     const int t = threadIdx.x, M = (int)p.M, N = (int)p.N, K = (int)p.K;
     /* split-K: grid x is the row tiles times p.ksplit, split s = blockIdx.x / row tiles */
@@ -434,10 +556,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         if constexpr (AT == 4) {
             stage &s = sg[j % ST];
 #pragma unroll
-            for (int i = 0; i < NCA; i++) *(uint4 *)&s.a[la[i]][ka[i]] = ga[i];
+            for (int i = 0; i < NCA; i++) *(uint4 *)sa(s, la[i], ka[i]) = ga[i];
 #pragma unroll
             for (int i = 0; i < NCB; i++)
-                if (t + i * NT < B_CH) *(uint4 *)&s.b[(t + i * NT) / (BK / EPC)][kb[i]] = gb[i];
+                if (t + i * NT < B_CH) *(uint4 *)sb(s, (t + i * NT) / (BK / EPC), kb[i]) = gb[i];
         }
         if constexpr (AT == 2) {
         stage &s = sg[j % ST];
@@ -453,7 +575,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         if constexpr (AT == 4) return; /* gathered through registers: eload / estore */
 #pragma unroll
         for (int i = 0; i < (AT == 2 ? 0 : NCA); i++) {
-            void *dst = TM ? (void *)&s.a[ka[i]][la[i]] : (void *)&s.a[la[i]][ka[i]];
+            void *dst = sa(s, la[i], ka[i]);
             if constexpr (AT == 3) {
                 bool ok = in_img(i, o); /* a row past M has iy0 = GCR_DN_OUT */
                 gcr_tc_cp16(dst, ok ? (const void *)(pa[i] + o.a) : (const void *)x, ok);
@@ -468,7 +590,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             if (e < B_CH) {
                 bool ok = okb[i] && k0 + kb[i] < K;
                 const T *src = AT == 3 ? pb[i] - kb[i] + o.b : pb[i] + k0;
-                gcr_tc_cp16(&s.b[e / (BK / EPC)][kb[i]], ok ? (const void *)src : (const void *)w, ok);
+                gcr_tc_cp16(sb(s, e / (BK / EPC), kb[i]), ok ? (const void *)src : (const void *)w, ok);
             }
         }
     };
@@ -484,17 +606,17 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             if (n < 0 || k0 + ka[i] >= K) continue;
             if constexpr (AT == 3) { /* EPC channels of one tap; the padding stays 0 */
                 if (!in_img(i, o)) continue;
-                uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
+                uint4 *q = (uint4 *)sa(s, la[i], ka[i]);
                 *q = gcr_tc_pro_chunk<T>(*q, pro, n + zn, o.c + zc);
             } else if constexpr (TM) { /* 8 pixels of one channel */
                 union { uint4 q; T h[8]; } u;
-                u.q = *(uint4 *)&s.a[ka[i]][la[i]];
+                u.q = *(uint4 *)sa(s, la[i], ka[i]);
                 const int c = k0 + ka[i] + zc, nz = n + zn;
 #pragma unroll
                 for (int h = 0; h < 8; h++) u.h[h].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[h]), nz, c), (T *)0);
-                *(uint4 *)&s.a[ka[i]][la[i]] = u.q;
+                *(uint4 *)sa(s, la[i], ka[i]) = u.q;
             } else {
-                uint4 *q = (uint4 *)&s.a[la[i]][ka[i]];
+                uint4 *q = (uint4 *)sa(s, la[i], ka[i]);
                 *q = gcr_tc_pro_chunk<T>(*q, pro, n + zn, k0 + ka[i] + zc);
             }
         }
@@ -528,6 +650,16 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 
     /* the MMAs of the k tile in stage s */
     auto multiply = [&](const stage &s) {
+        if constexpr (WG) { /* warpgroup warp / 4 issues the products of the tile's rows 64 (warp / 4) ..;
+                               * gcr_wg_end waits for them */
+            const unsigned a0 = gcr_tc_smem(&s.a[(warp >> 2) * 64][0]), b0 = gcr_tc_smem(&s.b[0][0]);
+            gcr_wg_fence_acc(acc[0]);
+            gcr_wg_begin();
+#pragma unroll
+            for (int kk = 0; kk < BK; kk += KS) /* a k step is 32 bytes further along the swizzled rows */
+                gcr_wg_mma<T>(acc[0], gcr_wg_desc(a0 + kk * (int)sizeof(E)), gcr_wg_desc(b0 + kk * (int)sizeof(E)));
+            return;
+        }
 #pragma unroll
         for (int kk = 0; kk < BK; kk += KS) {
             unsigned a[MI][4], b[NI][2];
@@ -671,10 +803,12 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                 }
             }
         };
-        /* passes of TWM rows, a warp row's accumulators each; row streams stage them all in one */
-        for (int pass = 0; pass < (PS ? 1 : CFG::WM); pass++) {
-            if (PS || wm == pass) {
-                const int g = lane >> 2, q2 = (lane & 3) * 2, cr0 = PS ? wr : 0;
+        /* passes of TWM rows, a warp row's accumulators each; row streams and the Hopper tiles (whose
+         * stages hold the whole tile) stage them all in one */
+        enum { ONE = PS || WG };
+        for (int pass = 0; pass < (ONE ? 1 : CFG::WM); pass++) {
+            if (ONE || wm == pass) {
+                const int g = lane >> 2, q2 = (lane & 3) * 2, cr0 = ONE ? wr : 0;
 #pragma unroll
                 for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -691,7 +825,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                         }
             }
             __syncthreads();
-            const int rb = pass * TWM, nr = min(PS ? BM : TWM, M - r0 - rb);
+            const int rb = pass * TWM, nr = min(ONE ? BM : TWM, M - r0 - rb);
             if (!splitting) {
                 walk(rb, nr, false);
             } else { /* the valid region of these rows into the partial tile, a row's columns contiguous */
@@ -724,14 +858,25 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     for (int j = 0; j < J; j++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
         if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, PS ? ckt : k_lo + j);
+        /* wgmma reads shared memory through the async proxy: this thread's copies and prologue
+         * stores are made visible to it before the barrier */
+        if constexpr (WG) gcr_wg_proxy_fence();
         __syncthreads(); /* step j is in; every warp is done with step j - 1, whose stage refills now */
         const bool more = j + ST - 1 < J;
+        /* the Hopper tiles issue this step's products first, then the loads into the stage step j - 1
+         * left (every warpgroup waited for its products before the barrier), so the copies are
+         * issued while the tensor cores run */
+        if constexpr (WG) multiply(sg[j % ST]);
         if (more) load(j + ST - 1);
         asm volatile("cp.async.commit_group;\n" ::);
+        if constexpr (WG) {
+            gcr_wg_end();
+            gcr_wg_fence_acc(acc[0]);
+        }
         if constexpr (AT == 2 || AT == 4) {
             if (more) eload(k_lo + j + ST - 1); /* lands while this tile's math runs; stored below */
         }
-        multiply(sg[j % ST]);
+        if constexpr (!WG) multiply(sg[j % ST]);
         if constexpr (AT == 2 || AT == 4) {
             if (more) estore(j + ST - 1); /* that stage's last readers passed this iteration's barrier */
         }
@@ -794,7 +939,15 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     GCR_DENSE_TC_KERNEL(gcr_dense_tc64c_##SFX, T, gcr_cfg_tc64c)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_##SFX, T, gcr_cfg_tc32c)                                           \
     GCR_DENSE_TC_KERNEL(gcr_dense_tc32p_##SFX, T, gcr_cfg_tc32p)                                           \
-    GCR_DENSE_TC_KERNEL(gcr_dense_tc64p_##SFX, T, gcr_cfg_tc64p)
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64p_##SFX, T, gcr_cfg_tc64p)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128w_##SFX, T, gcr_cfg_tc128w)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128kw_##SFX, T, gcr_cfg_tc128kw)                                       \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128ws_##SFX, T, gcr_cfg_tc128ws)                                       \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc128kws_##SFX, T, gcr_cfg_tc128kws)                                     \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64w_##SFX, T, gcr_cfg_tc64w)                                           \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64kw_##SFX, T, gcr_cfg_tc64kw)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64ws_##SFX, T, gcr_cfg_tc64ws)                                         \
+    GCR_DENSE_TC_KERNEL(gcr_dense_tc64kws_##SFX, T, gcr_cfg_tc64kws)
 
 #endif /* GCR_GEMM_TC_CUH */
 
