@@ -521,6 +521,39 @@ static const conv_case few_tiles[] = {
 };
 #define N_FEW (int)(sizeof few_tiles / sizeof few_tiles[0])
 
+/* conv k (f32, channels-last) on one random input on the GPU, forced onto tactic a and then b: the
+ * two results within atol of each other */
+static void forced_agree(const conv_case *k, const char *a, const char *b, float atol)
+{
+    uint64_t s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW};
+    gcr_tensor *xc, *xg, *wc, *wg, *r[2];
+    make2(GCR_F32, 4, xs, L_CL, &xc, &xg);
+    make2(GCR_F32, 4, ws, L_CL, &wc, &wg);
+    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
+    const char *ran_on[2];
+    for (int i = 0; i < 2; i++) {
+        gcr_cuda_dense_force(gpu, i ? b : a);
+        r[i] = gcr_conv2d(gpu, xg, wg, NULL, &p);
+        ran_on[i] = gcr_cuda_dense_last(gpu);
+        CHECK(strstr(ran_on[i], i ? b : a) != NULL, "conv C%d k%dx%d: forced onto %s, ran %s", k->C, k->KH, k->KW,
+              i ? b : a, ran_on[i]);
+    }
+    gcr_cuda_dense_force(gpu, NULL);
+    if (CHECK(r[0] && r[1], "forced conv C%d: %s", k->C, gcr_ctx_error(gpu))) {
+        char what[96];
+        snprintf(what, sizeof what, "conv C%d O%d k%dx%d: %s against %s", k->C, k->O, k->KH, k->KW, a, b);
+        const int64_t n = gcr_tensor_numel(r[0]);
+        float *h0 = h_read(r[0]), *h1 = h_read(r[1]);
+        CHECK_CLOSE(h0, h1, n, atol, 0.0f, what);
+        free(h0);
+        free(h1);
+    }
+    gcr_tensor_free(xc);
+    gcr_tensor_free(wc);
+    gcr_scope_end(gpu, s1);
+}
+
 /* conv k on one random input twice on the GPU: bit-identical results */
 static void splitk_repeat(const conv_case *k, gcr_dtype dt)
 {
@@ -633,14 +666,22 @@ static const conv_case wgmma_split[] = {
     {1, 256, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* 64 wide: 8 splits of K 2304 */
 };
 
-/* case k forced onto the WG tile (128 wide, 64 where N needs no more) whose kernel name ends in kind
- * (w_ or ws_), in every 16-bit dtype and hooked; on says the tile is built here */
+/* the name of case k's WG tile (128 wide, 64 where N needs no more) whose kernel name ends in kind
+ * (w_ or ws_) */
+static const char *wgmma_tile(const conv_case *k, const char *kind, char *tile, size_t n)
+{
+    const int bn = k->O / k->groups <= 64 ? 64 : 128;
+    snprintf(tile, n, "tc%d%s%s", bn, k->KH * k->KW > 1 || k->ph ? "k" : "", kind);
+    return tile;
+}
+
+/* case k forced onto its WG tile of kind, in every 16-bit dtype and hooked; on says the tile is
+ * built here */
 static void wgmma_forced(const conv_case *k, const char *kind, int on)
 {
     const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
     char tile[16];
-    const int bn = k->O / k->groups <= 64 ? 64 : 128;
-    snprintf(tile, sizeof tile, "tc%d%s%s", bn, k->KH * k->KW > 1 || k->ph ? "k" : "", kind);
+    wgmma_tile(k, kind, tile, sizeof tile);
     for (int d = 0; d < 2; d++) conv_forced(k, dts[d], L_CL, tile, on);
     gcr_cuda_dense_force(gpu, tile);
     hooked_conv_f16(k, L_CL);
@@ -770,8 +811,8 @@ static void test_tf32(void)
     for (int i = 0; i < (int)(sizeof implicit / sizeof implicit[0]); i++) {
         const conv_case *k = &implicit[i];
         conv_one(k, GCR_F32, L_CL);
-        CHECK(strstr(ran, "k_tf32") || strstr(ran, "kd_tf32"), "conv C%d k%dx%d f32 cl with TF32: the implicit tile, ran %s", k->C, k->KH,
-              k->KW, ran);
+        CHECK(strstr(ran, "k_tf32") || strstr(ran, "kd_tf32") || strstr(ran, "kw_tf32"),
+              "conv C%d k%dx%d f32 cl with TF32: the implicit tile, ran %s", k->C, k->KH, k->KW, ran);
         for (int t = 0; t < 3; t++) conv_forced(k, GCR_F32, L_CL, tiles[t], t == 0 || k->O / k->groups > 16 << t);
         conv_forced(k, GCR_F32, L_CL, "kd_", 1);
         conv_forced(k, GCR_F32, L_CL, "8kd_", k->O / k->groups > 64);
@@ -795,6 +836,23 @@ static void test_tf32(void)
     conv_forced(&stems[1], GCR_F32, L_DENSE, "c_", 1);
     gcr_cuda_dense_force(gpu, "c_");
     hooked_conv_one(&stems[1], L_CL);
+    gcr_cuda_dense_force(gpu, NULL);
+    /* the WG tiles in TF32 (operands rounded in shared memory), unsplit and split, plain and hooked */
+    const int on = gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu));
+    char tile[16];
+    for (int i = 0; i < (int)(sizeof wgmma_cases / sizeof wgmma_cases[0]); i++)
+        conv_forced(&wgmma_cases[i], GCR_F32, L_CL, wgmma_tile(&wgmma_cases[i], "w_", tile, sizeof tile), on);
+    /* K 4608 into 25088 outputs (wgmma_split[1]) is past tol()'s TF32 bound against the CPU's exact
+     * sums (a few elements land 1.5x past it, as TF32 rounding predicts), so that case is held to
+     * the mma.sync split tile's TF32 result instead: the same rounded operands, only the order of
+     * the f32 sums differs */
+    for (int i = 0; i < (int)(sizeof wgmma_split / sizeof wgmma_split[0]); i++)
+        if (i != 1) conv_forced(&wgmma_split[i], GCR_F32, L_CL, wgmma_tile(&wgmma_split[i], "ws_", tile, sizeof tile), on);
+    if (on) forced_agree(&wgmma_split[1], "tc128kws_", "tc128ks_", 2e-3f);
+    gcr_cuda_dense_force(gpu, wgmma_tile(&wgmma_cases[0], "w_", tile, sizeof tile));
+    hooked_conv_one(&wgmma_cases[0], L_CL);
+    gcr_cuda_dense_force(gpu, wgmma_tile(&wgmma_cases[5], "w_", tile, sizeof tile));
+    hooked_conv_one(&wgmma_cases[5], L_CL);
     gcr_cuda_dense_force(gpu, NULL);
     tf32_differs(exact, t32, &convs[16]);
     tf32_differs(exact, t32, &convs[18]);

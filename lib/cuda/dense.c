@@ -161,24 +161,27 @@ static int64_t split_ways(int64_t tiles, int64_t nk, int64_t bn, int64_t sms)
 }
 
 /* The Hopper tiles (gemm_tc.cuh WG: the 128-row tile's product on wgmma, 128-byte k tiles) of
- * problem a in layout at (0 or 3), f16 or bf16, into p: 128 columns wide, or 64 where N needs no
+ * problem a in layout at (0 or 3), f16, bf16 or f32 in TF32, into p: 128 columns wide, or 64 where N needs no
  * more; unsplit, and split along k where the unsplit tiles leave SMs without a block. The heuristic
  * takes the unsplit one wherever its tiles fill the SMs and K is at least a k tile (64), over every
  * mma.sync tile (H200, f16, ResNet-50 at batch 32 and 128, 128 wide: 1.4-1.9x faster on every layer
  * with N > 64 but the 7x7 3x3s, 1.09-1.12x over the row streams on its K-64 1x1), and the split one
  * where that fills them with at least 8 k tiles a split (the 7x7 3x3s at batch 32, 52 tiles: 0.87x
- * unsplit against the mma.sync split tile). */
+ * unsplit against the mma.sync split tile). In TF32 they are candidates only (GCR_AUTOTUNE, forcing):
+ * a k step is 32 floats, half the 16-bit one's work for the same barrier and loads, and they reached
+ * 62-84 TFLOP/s on ResNet-50's batch-128 layers (H200, 13-17% of the TF32 peak), not yet measured
+ * beside the mma.sync TF32 tile. */
 static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms)
 {
-    const char *sfx = gcr_cuda_dt_suffix(p->dt);
+    const char *sfx = p->tf32 ? "tf32" : gcr_cuda_dt_suffix(p->dt);
     const int bn = a->N <= 64 ? 64 : 128;
     const int64_t tiles = (a->M + 127) / 128 * ((a->N + bn - 1) / bn) * z, bk = 128 / (int64_t)gcr_dtype_size(p->dt);
     const int64_t nk = (a->K + bk - 1) / bk, ks = split_ways(tiles, nk, bn, sms);
     int i = add_tc(p, bn, at == 3 ? "kw" : "w", sfx, a, z, 1);
     if (i < 0) return;
     p->t[i].smem = GCR_TC_WG_SMEM(bn);
-    if (tiles >= sms && a->K >= bk) p->def = i;
-    const int takes = tiles < sms && ks >= 2 && tiles * ks >= sms && nk / ks >= 8;
+    if (tiles >= sms && a->K >= bk && !p->tf32) p->def = i;
+    const int takes = !p->tf32 && tiles < sms && ks >= 2 && tiles * ks >= sms && nk / ks >= 8;
     float *part;
     gcr_u32 *sem;
     const int make = takes || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
@@ -400,7 +403,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         p->t[i].smem = GCR_TC_DEEP_ST * GCR_TC_STAGE_BYTES(128, bn);
         if (bn == 128 && deep128) p->def = i;
     }
-    if (deep && tc && a->N > 32 && gcr_nvrtc_arch_specific(gcr_cuda_arch(ctx))) wg_tactics(ctx, p, a, at, z, sms);
+    if (deep && (tc || tf32) && a->N > 32 && gcr_nvrtc_arch_specific(gcr_cuda_arch(ctx))) wg_tactics(ctx, p, a, at, z, sms);
 }
 
 /* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the

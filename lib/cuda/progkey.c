@@ -2,8 +2,9 @@
  * its text, computed once per text object (gcr_cuda_src) where the launcher keeps its text, so a
  * launch hashes nothing; arch, NVRTC version and options are the ctx's and the process's, the
  * same for every entry of a ctx. On disk, shared by every process and device, the key is
- * "format|arch|NVRTC version|embedded headers|options|text" in full: the file name is its hash
- * and the file stores the key again, so a hash collision or a damaged file only costs a compile. */
+ * "format|target|NVRTC version|embedded headers|options|text" in full (the target sm_<arch>, or
+ * sm_90a where programs are built for it): the file name is its hash and the file stores the key
+ * again, so a hash collision or a damaged file only costs a compile. */
 #include "program.h"
 #include <stdatomic.h>
 #include <stdio.h>
@@ -58,8 +59,8 @@ char *gcr_cuda_disk_key(int arch, const char *text, size_t *klen)
     char head[160];
     /* the key covers the embedded headers a program may include: a library with changed kernel
      * files must never load modules compiled from the old ones */
-    int hl = snprintf(head, sizeof head, "%s|sm_%d|nvrtc%d|hdr%016llx|--std=c++17 -prec-div=false|", KEY_FORMAT, arch,
-                      gcr_nvrtc_version(), (unsigned long long)embedded_hash());
+    int hl = snprintf(head, sizeof head, "%s|sm_%d%s|nvrtc%d|hdr%016llx|--std=c++17 -prec-div=false|", KEY_FORMAT, arch,
+                      gcr_nvrtc_arch_specific(arch) ? "a" : "", gcr_nvrtc_version(), (unsigned long long)embedded_hash());
     size_t sl = strlen(text), kl = (size_t)hl + sl;
     char *key = malloc(kl + 1);
     if (!key) return NULL;

@@ -57,7 +57,7 @@
  * tiles gcr_dense_tc{128,64,32}[k]s_{f16,bf16,tf32} (AT 0 and 3); the deep-pipeline tiles
  * gcr_dense_tc{128,64}[k]d_{f16,bf16,tf32} (AT 0 and 3, dynamic shared memory); the small-channel
  * tiles gcr_dense_tc{128,64,32}c_{f16,bf16,tf32} (AT 4); the row-stream tiles
- * gcr_dense_tc{64,32}p_{f16,bf16,tf32} (AT 0); the Hopper tiles gcr_dense_tc{128,64}[k]w[s]_{f16,bf16}
+ * gcr_dense_tc{64,32}p_{f16,bf16,tf32} (AT 0); the Hopper tiles gcr_dense_tc{128,64}[k]w[s]_{f16,bf16,tf32}
  * (AT 0 and 3, unsplit and split-K, wgmma: built for sm_90a only, a trap elsewhere). */
 #ifndef GCR_GEMM_TC_CUH
 #define GCR_GEMM_TC_CUH
@@ -192,8 +192,8 @@ typedef gcr_tc_cfg<128, 64, 4, 2, GCR_TC_PS_ST, 0, GCR_TC_PS_BLOCKS(64), 0, 1, 1
  * issued before the next stage's loads and waited for before the next barrier. Warp w's
  * accumulators are rows 16w .. 16w + 15 of the tile in the mma.sync fragment order (WM 8 x WN 1, a
  * 16 x BN warp tile), so the epilogue's staging is the same code. k-contiguous (w) and
- * implicit-GEMM (kw) layouts, f16 and bf16, unsplit and split along k (ws, kws: p.kchunk counts
- * their 128-byte k tiles). */
+ * implicit-GEMM (kw) layouts, f16, bf16 and TF32 (m64n<BN>k8, operands rounded in shared memory),
+ * unsplit and split along k (ws, kws: p.kchunk counts their 128-byte k tiles). */
 typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 0, 2, 0, 1, 0, 1> gcr_cfg_tc128w;
 typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 3, 2, 0, 1, 0, 1> gcr_cfg_tc128kw;
 typedef gcr_tc_cfg<128, 128, 8, 1, GCR_TC_WG_ST, 0, 2, 1, 1, 0, 1> gcr_cfg_tc128ws;
@@ -251,13 +251,14 @@ template <int NI> __device__ __forceinline__ void gcr_wg_fence_acc(float (&d)[NI
 #define GCR_WG_R64                                                                                             \
     GCR_WG_R32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "              \
                "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-/* one wgmma of shape m64n<N>k16 (N 64: 32 accumulators a thread, then the operands DA DB SC =
+/* one wgmma of shape m64n<N>k<K> (N 64: 32 accumulators a thread, then the operands DA DB SC =
  * 32 33 34; N 128: 64, then 64 65 66): scale-d from a register that is 1 (accumulate), A and B
- * unscaled, both K-major */
-#define GCR_WG_MMA(N, TY, REGS, DA, DB, SC, ...)                                                              \
+ * unscaled (the 16-bit types also say both K-major, TAIL ", 0, 0"; TF32 is K-major only and takes
+ * no transpose flags) */
+#define GCR_WG_MMA(N, K, TY, TAIL, REGS, DA, DB, SC, ...)                                                     \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #SC ", 0;\n"                                            \
-                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" REGS "}, %" #DA ", %" #DB      \
-                 ", p, 1, 1, 0, 0;\n}\n"                                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k" #K ".f32." TY "." TY " {" REGS "}, %" #DA ", %" #DB  \
+                 ", p, 1, 1" TAIL ";\n}\n"                                                                   \
                  : __VA_ARGS__                                                                               \
                  : "l"(da), "l"(db), "r"(1))
 /* The async-proxy fence (shared memory written by this thread, read next by wgmma) and the
@@ -282,22 +283,28 @@ __device__ __forceinline__ void gcr_wg_end()
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #endif
 }
-/* d (64 x 8 NI of f32, this thread's part in fragment order) += A (64 x 16) * B (8 NI x 16)^T */
+/* d (64 x 8 NI of f32, this thread's part in fragment order) += A (64 x k) * B (8 NI x k)^T, k 16
+ * for the 16-bit types and 8 for TF32 (T float: operands already rounded to TF32) */
 template <typename T, int NI>
 __device__ __forceinline__ void gcr_wg_mma(float (&d)[NI][4], unsigned long long da, unsigned long long db)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     static_assert(NI == 8 || NI == 16, "m64n64 or m64n128");
-    if constexpr (NI == 8) {
-        if (gcr_dn_is_bf16<T>::v)
-            GCR_WG_MMA(64, "bf16", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
+    if constexpr (sizeof(T) == 4) {
+        if constexpr (NI == 8)
+            GCR_WG_MMA(64, 8, "tf32", "", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
         else
-            GCR_WG_MMA(64, "f16", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
+            GCR_WG_MMA(128, 8, "tf32", "", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
+    } else if constexpr (NI == 8) {
+        if (gcr_dn_is_bf16<T>::v)
+            GCR_WG_MMA(64, 16, "bf16", ", 0, 0", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
+        else
+            GCR_WG_MMA(64, 16, "f16", ", 0, 0", GCR_WG_R32, 32, 33, 34, GCR_WG_D32);
     } else {
         if (gcr_dn_is_bf16<T>::v)
-            GCR_WG_MMA(128, "bf16", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
+            GCR_WG_MMA(128, 16, "bf16", ", 0, 0", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
         else
-            GCR_WG_MMA(128, "f16", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
+            GCR_WG_MMA(128, 16, "f16", ", 0, 0", GCR_WG_R64, 64, 65, 66, GCR_WG_D64);
     }
 #else
     (void)d; (void)da; (void)db;
@@ -321,9 +328,9 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
      * (sa, sb below) */
     enum { TM = AT == 1 || AT == 2, WG = CFG::WG }; /* TM: A stored transposed, [k][m] */
     enum { LDA = WG ? BK : TM ? BM + EPC : BK + EPC, A_ROWS = TM ? BK : BM, LDB = WG ? BK : BK + EPC };
-    static_assert(!WG || (!TF32 && (AT == 0 || AT == 3) && BM == 128 && (BN == 128 || BN == 64) && CFG::WM == 8 &&
+    static_assert(!WG || ((AT == 0 || AT == 3) && BM == 128 && (BN == 128 || BN == 64) && CFG::WM == 8 &&
                           CFG::WN == 1 && BK * (int)sizeof(E) == 128 && !CFG::PS && CFG::DYN),
-                  "the Hopper tile: 16-bit channel-contiguous A, 128 x 128 or 64, 128-byte k rows, dynamic stages");
+                  "the Hopper tile: channel-contiguous A, 128 x 128 or 64, 128-byte k rows, dynamic stages");
     enum { A_CH = BM * BK / EPC, B_CH = BN * BK / EPC, NCA = AT == 2 ? 1 : A_CH / NT, NCB = (B_CH + NT - 1) / NT };
     enum { NE = BM * BK / NT, KE = NT / BM }; /* AT 2: elements per thread, k step between them */
     enum { LDC = BN + 4 }; /* the staged chunk's longer row pitch (the epilogue picks one) */
@@ -622,6 +629,24 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         }
     };
 
+    /* The Hopper tiles in TF32: wgmma reads the operands from shared memory as they are, so each
+     * thread rounds its own landed chunks of step j (nearest, ties away, as cvt.rna after ldmatrix
+     * does on the mma.sync tile) before the barrier */
+    auto round_tf32 = [&](int j) {
+        stage &s = sg[j % ST];
+        auto rnd = [](uint4 *q) {
+            q->x = gcr_tc_tf32(q->x);
+            q->y = gcr_tc_tf32(q->y);
+            q->z = gcr_tc_tf32(q->z);
+            q->w = gcr_tc_tf32(q->w);
+        };
+#pragma unroll
+        for (int i = 0; i < NCA; i++) rnd((uint4 *)sa(s, la[i], ka[i]));
+#pragma unroll
+        for (int i = 0; i < NCB; i++)
+            if (t + i * NT < B_CH) rnd((uint4 *)sb(s, (t + i * NT) / (BK / EPC), kb[i]));
+    };
+
     float acc[MI][NI][4];
     gcr_tc_each_acc<MI, NI>([&](int i, int j, int q) { acc[i][j][q] = 0.0f; });
     const int warp = t >> 5, lane = t & 31;
@@ -858,6 +883,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     for (int j = 0; j < J; j++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
         if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, PS ? ckt : k_lo + j);
+        if constexpr (WG && TF32) round_tf32(j);
         /* wgmma reads shared memory through the async proxy: this thread's copies and prologue
          * stores are made visible to it before the barrier */
         if constexpr (WG) gcr_wg_proxy_fence();
@@ -981,5 +1007,13 @@ GCR_DENSE_TC_KERNEL(gcr_dense_tc64c_tf32, float, gcr_cfg_tc64c)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32c_tf32, float, gcr_cfg_tc32c)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc32p_tf32, float, gcr_cfg_tc32p)
 GCR_DENSE_TC_KERNEL(gcr_dense_tc64p_tf32, float, gcr_cfg_tc64p)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128w_tf32, float, gcr_cfg_tc128w)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128kw_tf32, float, gcr_cfg_tc128kw)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128ws_tf32, float, gcr_cfg_tc128ws)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc128kws_tf32, float, gcr_cfg_tc128kws)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64w_tf32, float, gcr_cfg_tc64w)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64kw_tf32, float, gcr_cfg_tc64kw)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64ws_tf32, float, gcr_cfg_tc64ws)
+GCR_DENSE_TC_KERNEL(gcr_dense_tc64kws_tf32, float, gcr_cfg_tc64kws)
 #endif
 #endif
