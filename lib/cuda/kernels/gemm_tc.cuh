@@ -884,8 +884,8 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
         if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, PS ? ckt : k_lo + j);
         if constexpr (WG && TF32) round_tf32(j);
-        /* wgmma reads shared memory through the async proxy: this thread's copies and prologue
-         * stores are made visible to it before the barrier */
+        /* wgmma reads shared memory through the async proxy: this thread's copies and its prologue
+         * and rounding stores are made visible to it before the barrier */
         if constexpr (WG) gcr_wg_proxy_fence();
         __syncthreads(); /* step j is in; every warp is done with step j - 1, whose stage refills now */
         const bool more = j + ST - 1 < J;
