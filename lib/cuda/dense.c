@@ -160,6 +160,15 @@ static int64_t split_ways(int64_t tiles, int64_t nk, int64_t bn, int64_t sms)
     return (nk + chunk - 1) / chunk; /* no split left without k tiles */
 }
 
+/* The split-K workspace into p for its split tactics, 1 when it exists: the workspace (16 MB) is
+ * made for a split the heuristic takes, one GCR_AUTOTUNE may time or a test may force; a mere
+ * candidate under heuristics uses it only if it exists. */
+static int split_workspace(gcr_ctx *ctx, dense_plan *p, int takes)
+{
+    const int make = takes || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
+    return gcr_cuda_splitk_ws(ctx, make, &p->part, &p->sem);
+}
+
 /* The Hopper tiles (gemm_tc.cuh WG: the 128-row tile's product on wgmma, 128-byte k tiles) of
  * problem a in layout at (0 or 3), f16, bf16 or f32 in TF32, into p: 128 columns wide, or 64 where N needs no
  * more; unsplit, and split along k where the unsplit tiles leave SMs without a block. The heuristic
@@ -182,16 +191,11 @@ static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int
     p->t[i].smem = GCR_TC_WG_SMEM(bn);
     if (tiles >= sms && a->K >= bk && !p->tf32) p->def = i;
     const int takes = !p->tf32 && tiles < sms && ks >= 2 && tiles * ks >= sms && nk / ks >= 8;
-    float *part;
-    gcr_u32 *sem;
-    const int make = takes || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
-    if (ks < 2 || !gcr_cuda_splitk_ws(ctx, make, &part, &sem)) return;
+    if (ks < 2 || !split_workspace(ctx, p, takes)) return;
     i = add_tc(p, bn, at == 3 ? "kws" : "ws", sfx, a, z, ks);
     if (i < 0) return;
     p->t[i].smem = GCR_TC_WG_SMEM(bn);
     p->kt[i] = bk;
-    p->part = part;
-    p->sem = sem;
     if (takes) p->def = i;
 }
 
@@ -313,21 +317,15 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
          * 1x1s slower split in two) */
         const int64_t per = best >= 0 ? nk / kss[best] : 0, wider = best >= 0 && wide_bn ? (32 << best) / wide_bn : 0;
         const int takes = best >= 0 && (wide < 0 || (wider >= 4 && per >= 8) || (wider >= 2 && per >= 32));
-        float *part;
-        gcr_u32 *sem;
-        /* the workspace (16 MB) is made for a split the heuristic takes, one GCR_AUTOTUNE may time
-         * or a test may force; a mere candidate under heuristics uses it only if it exists */
-        const int make = takes || ctx->knobs.autotune == 1 || gcr_cuda_st(ctx)->dense_force;
-        if (any && gcr_cuda_splitk_ws(ctx, make, &part, &sem)) {
+        if (any && split_workspace(ctx, p, takes)) {
             for (int w = 0; w < 3; w++) {
                 if (kss[w] < 2) continue;
                 int i = add_tc(p, 32 << w, at == 3 ? "ks" : "s", tsfx, a, z, kss[w]);
-                if (i >= 0 && w == 0) p->t[i].smem = GCR_TC_SK_ST * GCR_TC_STAGE_BYTES(128, 32);
-                if (i >= 0 && w == best && takes && (p->def < 0 || p->def == wide)) p->def = i;
+                if (i < 0) continue;
+                p->kt[i] = bk;
+                if (w == 0) p->t[i].smem = GCR_TC_SK_ST * GCR_TC_STAGE_BYTES(128, 32);
+                if (w == best && takes && (p->def < 0 || p->def == wide)) p->def = i;
             }
-            for (int i = 0; i < p->n; i++) p->kt[i] = bk;
-            p->part = part;
-            p->sem = sem;
         }
         /* row streams (k-contiguous A, 32 and 64 wide; after the splits, which a full candidate list
          * keeps), for short reductions (at most GCR_TC_PS_NK k tiles: the memory-bound 1x1s): the
