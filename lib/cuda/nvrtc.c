@@ -48,11 +48,20 @@ static int pick_arch(int arch, int *ptx)
 }
 
 /* whether programs for a device of this arch are built for its arch-specific target (sm_90a:
- * wgmma), where only that exact arch runs them; PTX for a newer device stays portable */
+ * wgmma), where only that exact arch runs them; PTX for a newer device stays portable. The dense
+ * engine asks on every conv it plans, so NVRTC's answer is kept for the process (0: not asked yet,
+ * 1: yes, 2: no; threads that race store the same answer). */
 int gcr_nvrtc_arch_specific(int arch)
 {
-    int ptx = 0;
-    return arch == 90 && pick_arch(arch, &ptx) == 90 && !ptx;
+    static _Atomic int known;
+    if (arch != 90) return 0;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        int ptx = 0;
+        k = pick_arch(arch, &ptx) == 90 && !ptx ? 1 : 2;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 1;
 }
 
 static char *dupstr(const char *s)
