@@ -701,6 +701,20 @@ static void test_wgmma(void)
     conv_one(&filled, GCR_F16, L_CL);
     if (on && gcr_cuda_sm_count(gpu) <= 132)
         CHECK(strstr(ran, "8kw_") != NULL, "8x64x33x32 3x3 -> 256: the WG tile, ran %s", ran);
+    /* N 160 over 49 row tiles: 98 tiles 128 wide leave SMs idle, 147 tiles 64 wide fill 132, K 192
+     * too short to split: the heuristic takes the 64-wide tile, three column tiles, the last
+     * partial; forced, the same in the implicit layout */
+    static const conv_case narrow[] = {
+        {8, 192, 28, 28, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+        {8, 64, 28, 28, 160, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0},
+    };
+    conv_one(&narrow[0], GCR_F16, L_CL);
+    if (on && gcr_cuda_sm_count(gpu) > 98 && gcr_cuda_sm_count(gpu) <= 147)
+        CHECK(strstr(ran, "tc64w_") != NULL, "8x192x28x28 1x1 -> 160: the 64-wide WG tile, ran %s", ran);
+    for (int i = 0; i < 2; i++) conv_forced(&narrow[i], GCR_F16, L_CL, i ? "tc64kw_" : "tc64w_", on);
+    gcr_cuda_dense_force(gpu, "tc64w_");
+    hooked_conv_one(&narrow[0], L_CL);
+    gcr_cuda_dense_force(gpu, NULL);
 }
 
 /* The row-stream tiles (gemm_tc.cuh PS: a grid of a few blocks per SM, each walking row tiles with
@@ -785,6 +799,24 @@ static void test_small_channels(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
+/* case k in f32 forced onto its WG tile of kind (w_, ws_) in TF32. Up to K 1024 against the CPU at
+ * tol()'s TF32 bound; past it the rounding error of a long sum reaches that bound (an H100 put 1 of
+ * 52224 elements at K 1800 1.1x past it, 1 of 3136 at K 2304, a few of 25088 at K 4608 1.5x), so
+ * those cases are held to the mma.sync tile of the same width and split instead: the same rounded
+ * operands, only the order of the f32 sums differs. */
+static void wg_tf32(const conv_case *k, const char *kind, int on)
+{
+    char tile[16], mma[16];
+    wgmma_tile(k, kind, tile, sizeof tile);
+    if (k->C / k->groups * k->KH * k->KW <= 1024) {
+        conv_forced(k, GCR_F32, L_CL, tile, on);
+    } else if (on) {
+        const char *w = strrchr(tile, 'w'); /* the twin's name is the WG tile's less its w: tc64kws_ -> tc64ks_ */
+        snprintf(mma, sizeof mma, "%.*s%s", (int)(w - tile), tile, w + 1);
+        forced_agree(k, tile, mma, 2e-3f);
+    }
+}
+
 static void test_tf32(void)
 {
     gcr_ctx *exact = gpu, *t32 = h_ctx(GCR_DEVICE_CUDA);
@@ -840,25 +872,8 @@ static void test_tf32(void)
     /* the WG tiles in TF32 (operands rounded in shared memory), unsplit and split, plain and hooked */
     const int on = gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu));
     char tile[16];
-    for (int i = 0; i < (int)(sizeof wgmma_cases / sizeof wgmma_cases[0]); i++)
-        conv_forced(&wgmma_cases[i], GCR_F32, L_CL, wgmma_tile(&wgmma_cases[i], "w_", tile, sizeof tile), on);
-    /* past K ~2000 the TF32 rounding error against the CPU's exact sums grows to tol()'s bound (about
-     * sqrt(K) x 2e-4 on these inputs: wgmma_split[3], K 2304, put 1 of 3136 elements 1.04x past it on
-     * an H100, wgmma_split[1], K 4608, a few 1.5x past), so those cases are held to the mma.sync split
-     * tile of the same width instead: the same rounded operands, only the order of the f32 sums
-     * differs */
-    for (int i = 0; i < (int)(sizeof wgmma_split / sizeof wgmma_split[0]); i++) {
-        const conv_case *k = &wgmma_split[i];
-        wgmma_tile(k, "ws_", tile, sizeof tile);
-        if (k->C / k->groups * k->KH * k->KW <= 2048) {
-            conv_forced(k, GCR_F32, L_CL, tile, on);
-        } else if (on) {
-            char mma[16]; /* the WG tile's name less its w: tc64kws_ -> tc64ks_ */
-            const char *w = strrchr(tile, 'w');
-            snprintf(mma, sizeof mma, "%.*s%s", (int)(w - tile), tile, w + 1);
-            forced_agree(k, tile, mma, 2e-3f);
-        }
-    }
+    for (int i = 0; i < (int)(sizeof wgmma_cases / sizeof wgmma_cases[0]); i++) wg_tf32(&wgmma_cases[i], "w_", on);
+    for (int i = 0; i < (int)(sizeof wgmma_split / sizeof wgmma_split[0]); i++) wg_tf32(&wgmma_split[i], "ws_", on);
     gcr_cuda_dense_force(gpu, wgmma_tile(&wgmma_cases[0], "w_", tile, sizeof tile));
     hooked_conv_one(&wgmma_cases[0], L_CL);
     gcr_cuda_dense_force(gpu, wgmma_tile(&wgmma_cases[5], "w_", tile, sizeof tile));

@@ -180,10 +180,9 @@ static int split_workspace(gcr_ctx *ctx, dense_plan *p, int takes)
  * a k step is 32 floats, half the 16-bit one's work for the same barrier and loads, and they reached
  * 62-84 TFLOP/s on ResNet-50's batch-128 layers (H200, 13-17% of the TF32 peak), not yet measured
  * beside the mma.sync TF32 tile. */
-static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms)
+static void wg_at(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms, int bn)
 {
     const char *sfx = p->tf32 ? "tf32" : gcr_cuda_dt_suffix(p->dt);
-    const int bn = a->N <= 64 ? 64 : 128;
     const int64_t tiles = (a->M + 127) / 128 * ((a->N + bn - 1) / bn) * z, bk = 128 / (int64_t)gcr_dtype_size(p->dt);
     const int64_t nk = (a->K + bk - 1) / bk, ks = split_ways(tiles, nk, bn, sms);
     int i = add_tc(p, bn, at == 3 ? "kw" : "w", sfx, a, z, 1);
@@ -197,6 +196,25 @@ static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int
     p->t[i].smem = GCR_TC_WG_SMEM(bn);
     p->kt[i] = bk;
     if (takes) p->def = i;
+}
+
+/* The Hopper tiles of problem a: the width N asks for (wg_at), and where N is wider than 64 but
+ * its 128-wide tiles leave SMs without a block, the 64-wide unsplit tile too, which the heuristic
+ * takes where its tiles fill the SMs and the 128-wide split was not taken (each column tile reads
+ * A again, but every SM has a block). H100, f16, one A/B run (bench/ab_conv.sh): MobileNet-v3's
+ * 7x7 1x1s into 160 at batch 128 (98 tiles 128 wide, 147 at 64) 16.8 -> 11.4 and 22.0 -> 13.6 us,
+ * its 14x14 and 7x7 expands at batch 32 0.72-0.75x; ResNet-50 unchanged at batch 1, 32 and 128. */
+static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms)
+{
+    const int before = p->def;
+    wg_at(ctx, p, a, at, z, sms, a->N <= 64 ? 64 : 128);
+    const int64_t trows = (a->M + 127) / 128, bk = 128 / (int64_t)gcr_dtype_size(p->dt);
+    if (a->N <= 64 || trows * ((a->N + 127) / 128) * z >= sms) return;
+    const int split = p->def != before && p->t[p->def].ks > 1;
+    int i = add_tc(p, 64, at == 3 ? "kw" : "w", p->tf32 ? "tf32" : gcr_cuda_dt_suffix(p->dt), a, z, 1);
+    if (i < 0) return;
+    p->t[i].smem = GCR_TC_WG_SMEM(64);
+    if (!split && !p->tf32 && a->K >= bk && trows * ((a->N + 63) / 64) * z >= sms) p->def = i;
 }
 
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
