@@ -287,6 +287,10 @@ static const pool_case pools[] = {
     {2, 3, 70, 29, 31, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* global average, long rows */
     {2, 1, 96, 56, 56, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* global average, one image: pixel splits */
     {2, 2, 33, 17, 19, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, /* splits over odd pixels and channels */
+    /* channels-last with C a multiple of a 16-byte vector: a block of 32 vectors of channels, the
+     * last block partial (520 = 2 x 256 + 8 halves, 4 x 128 + 8 floats), and split over pixels */
+    {2, 3, 520, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    {2, 1, 264, 23, 17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
 };
 
 static gcr_tensor *pool_run(gcr_ctx *ctx, const pool_case *k, gcr_tensor *x)

@@ -18,19 +18,19 @@ int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit 
     return n;
 }
 
-/* Pixel splits of a global average over channels (gcr_gap_cols_body): groups (image x 32-channel
- * blocks) fewer than the SMs leave most of the GPU idle while each block walks every pixel, as
+/* Pixel splits of a global average over channels (gcr_gap_cols_body): groups (image x block of
+ * cb channels) fewer than the SMs leave most of the GPU idle while each block walks every pixel, as
  * MobileNet-v3's squeeze-excite pools do at batch 1 (3 to 30 blocks over 28x28 to 7x7), so the
  * pixels split until about two blocks per SM, each split at least 64 pixels, at most 64 splits;
  * sets a's workspace. 1 without split-K's scratch (or with src_out: only the program is wanted). */
-static unsigned gap_splits(gcr_ctx *ctx, gcr_pool_args *a, int64_t groups, const gcr_cuda_hooks *h)
+static unsigned gap_splits(gcr_ctx *ctx, gcr_pool_args *a, int64_t groups, int64_t cb, const gcr_cuda_hooks *h)
 {
     int64_t sms = gcr_cuda_sm_count(ctx), hw = a->H * a->W;
     if (groups >= sms || hw < 128 || (h && h->src_out)) return 1;
     int64_t s = (2 * sms + groups - 1) / groups;
     if (s > hw / 64) s = hw / 64;
     if (s > 64) s = 64;
-    if (s < 2 || groups > GCR_CUDA_SPLITK_TILES || groups * s * 32 * 4 > (int64_t)GCR_CUDA_SPLITK_BYTES) return 1;
+    if (s < 2 || groups > GCR_CUDA_SPLITK_TILES || groups * s * cb * 4 > (int64_t)GCR_CUDA_SPLITK_BYTES) return 1;
     if (!gcr_cuda_splitk_ws(ctx, 1, &a->part, &a->sem)) return 1;
     a->splits = s;
     return (unsigned)s;
@@ -54,10 +54,15 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
         /* channels contiguous: coalesce over C; also where a warp per (n, c) row would need more
          * blocks than grid x holds (2^31 - 1) */
         if ((a.xs[1] == 1 && a.C > 1) || (a.total + 7) / 8 > INT32_MAX) {
+            /* 16-byte vectors of channels where every pixel's start is aligned */
+            const int64_t vc = 16 / (int64_t)gcr_dtype_size(dt);
+            a.vec = a.xs[1] == 1 && a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 && a.xs[3] % vc == 0 &&
+                    (uintptr_t)gcr_tensor_data(c->in[0]) % 16 == 0;
+            const int64_t cb = a.vec ? 32 * vc : 32;
             kind = "gap_cols";
-            gx = (unsigned)((a.C + 31) / 32);
+            gx = (unsigned)((a.C + cb - 1) / cb);
             gy = (unsigned)a.N;
-            gz = gap_splits(ctx, &a, (int64_t)gx * gy, h);
+            gz = gap_splits(ctx, &a, (int64_t)gx * gy, cb, h);
         } else {
             kind = "gap_rows";
             gx = (unsigned)((a.total + 7) / 8);

@@ -127,11 +127,13 @@ typedef struct gcr_pool_args {
     gcr_i64 c_fast;       /* 1: consecutive threads take consecutive channels */
     gcr_i64 mode;         /* 0 max, 1 avg, 2 adaptive avg */
     gcr_i64 count_include_pad;
-    /* gap_cols split over pixels (grid z = splits > 1): f32 partials [group][split][32] and one
-     * arrival counter per group (image x 32-channel block), 0 between kernels (split-K's scratch) */
+    /* gap_cols split over pixels (grid z = splits > 1): f32 partials [group][split][channels of a
+     * block] and one arrival counter per group (image x block of channels), 0 between kernels
+     * (split-K's scratch) */
     float *part;
     gcr_u32 *sem;
     gcr_i64 splits;
+    gcr_i64 vec; /* gap_cols: 1 where every pixel's channels load as 16-byte vectors (pool.c) */
 } gcr_pool_args;
 
 /* Strided copy by element size (movement.cuh gcr_copy_*). */
@@ -203,7 +205,7 @@ GCR_ABI_TYPE(void *, 8);
 GCR_ABI_SIZE(gcr_divs, 64);
 GCR_ABI_SIZE(gcr_dense_args, 472);
 GCR_ABI_SIZE(gcr_dw_args, 272);
-GCR_ABI_SIZE(gcr_pool_args, 232);
+GCR_ABI_SIZE(gcr_pool_args, 240);
 GCR_ABI_SIZE(gcr_copy_args, 288);
 GCR_ABI_SIZE(gcr_transpose_args, 48);
 GCR_ABI_SIZE(gcr_pw_flat_args, 72);
@@ -227,6 +229,7 @@ GCR_ABI_AT(gcr_dw_args, c_fast, 216);
 GCR_ABI_AT(gcr_dw_args, ttiles, 264);
 GCR_ABI_AT(gcr_pool_args, count_include_pad, 200);
 GCR_ABI_AT(gcr_pool_args, splits, 224);
+GCR_ABI_AT(gcr_pool_args, vec, 232);
 GCR_ABI_AT(gcr_copy_args, nd, 24);
 GCR_ABI_AT(gcr_copy_args, fast, 28);
 GCR_ABI_AT(gcr_copy_args, shape, 32);
