@@ -1,6 +1,8 @@
 /* test_fuzz.c — seeded differential test of capture + fusion + replay: random op graphs
- * (pointwise chains and DAGs, broadcasts, reductions, conv/linear/batch-norm with tails, global
- * means into 1x1 convs (kernel chains), shared intermediates, several outputs, views) run eagerly and as replayed graphs, with fusion on and
+ * (pointwise chains and DAGs, broadcasts, reductions, conv/linear/batch-norm with tails, depthwise
+ * convs with strides and the expand -> depthwise -> project runs of depthwise-separable blocks,
+ * global means into 1x1 convs (kernel chains), shared intermediates, several outputs, views) run
+ * eagerly and as replayed graphs, with fusion on and
  * off, and must agree on fresh data every replay. GCR_FUZZ_N (default 600) and GCR_FUZZ_SEED
  * choose the cases; a failure prints the case's seed and the fused graph. */
 #include "capture_util.h"
@@ -25,6 +27,7 @@ typedef struct step {
     int w[4];       /* weight/param input indices (pool ids of inputs) */
     float s;
     int k;          /* kernel size, axis, ... */
+    int st, g;      /* conv: stride, groups */
     int marked;
     shp out;
 } step;
@@ -74,6 +77,25 @@ static int pick(const prog *P, int nd)
     for (int i = 0; i < P->n; i++)
         if ((nd < 0 || P->p[i].out.nd == nd) && !P->is_const[i]) c[n++] = i;
     return n ? c[h_pick((uint32_t)n)] : -1;
+}
+
+/* appends a k x k conv (padding k / 2, stride st, g groups) of pool entry a into O channels, its
+ * weight and half the time a bias new constant inputs; returns its entry */
+static int push_conv(prog *P, int a, int k, int st, int g, int64_t O)
+{
+    const shp A = P->p[a].out;
+    step c;
+    memset(&c, 0, sizeof c);
+    c.kind = K_CONV;
+    c.a = a;
+    c.k = k;
+    c.st = st;
+    c.g = g;
+    c.w[0] = add_input(P, mk(4, O, A.s[1] / g, k, k), 1, 0);
+    c.w[1] = h_pick(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
+    c.out = mk(4, A.s[0], O, (A.s[2] - 1) / st + 1, (A.s[3] - 1) / st + 1);
+    P->p[P->n] = c;
+    return P->n++;
 }
 
 static void gen(prog *P, uint64_t seed)
@@ -127,13 +149,35 @@ static void gen(prog *P, uint64_t seed)
             break;
         case 8: {
             if (A.nd != 4) { s.kind = K_SOFTMAX; s.k = A.nd - 1; s.out = A; break; }
-            s.kind = K_CONV;
-            int k = h_pick(2) ? 1 : 3;
-            int64_t O = 1 + h_pick(5);
-            s.k = k;
-            s.w[0] = add_input(P, mk(4, O, A.s[1], k, k), 1, 0);
-            s.w[1] = h_pick(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
-            s.out = mk(4, A.s[0], O, A.s[2], A.s[3]); /* k 3 uses padding 1 */
+            /* a dense conv; a depthwise one (3x3 or 5x5, stride 1 or 2); or the conv -> conv run of a
+             * depthwise-separable block: half the time a 1x1 expand, then the depthwise, an
+             * activation or none, and a 1x1 projection, each read only by the next */
+            const int form = P->n + 12 < MAXP ? (int)h_pick(3) : 0;
+            int a = s.a;
+            if (form == 0) {
+                const int k = h_pick(2) ? 1 : 3;
+                push_conv(P, a, k, 1, 1, 1 + h_pick(5));
+            } else {
+                if (form == 2 && h_pick(2)) a = push_conv(P, a, 1, 1, 1, 1 + h_pick(6));
+                const int64_t C = P->p[a].out.s[1];
+                const int k = h_pick(2) ? 3 : 5;
+                a = push_conv(P, a, k, 1 + (int)h_pick(2), (int)C, C);
+                if (form == 2) {
+                    const int act = (int)h_pick(3);
+                    if (act) {
+                        step u;
+                        memset(&u, 0, sizeof u);
+                        u.kind = act == 1 ? K_UNARY : K_HSWISH;
+                        u.op = O_RELU;
+                        u.a = a;
+                        u.out = P->p[a].out;
+                        P->p[P->n] = u;
+                        a = P->n++;
+                    }
+                    push_conv(P, a, 1, 1, 1, 1 + h_pick(6));
+                }
+            }
+            s = P->p[--P->n]; /* the last conv is this step: marked or not below */
             break;
         }
         case 9: {
@@ -178,18 +222,7 @@ static void gen(prog *P, uint64_t seed)
         s.marked = h_pick(6) == 0;
         P->p[P->n++] = s;
         /* half of the global means feed a 1x1 conv at once: the head of a chain (pass_chain.c) */
-        if (s.kind == K_REDUCE && s.op != O_MAX && h_pick(2)) {
-            step c;
-            memset(&c, 0, sizeof c);
-            c.kind = K_CONV;
-            c.a = P->n - 1;
-            c.k = 1;
-            int64_t O = 1 + h_pick(9);
-            c.w[0] = add_input(P, mk(4, O, s.out.s[1], 1, 1), 1, 0);
-            c.w[1] = h_pick(2) ? add_input(P, mk(1, O, 0, 0, 0), 1, 0) : -1;
-            c.out = mk(4, s.out.s[0], O, 1, 1);
-            P->p[P->n++] = c;
-        }
+        if (s.kind == K_REDUCE && s.op != O_MAX && h_pick(2)) push_conv(P, P->n - 1, 1, 1, 1, 1 + h_pick(9));
     }
 }
 
@@ -246,6 +279,8 @@ static void run(gcr_ctx *ctx, const prog *P, gcr_tensor **in, gcr_tensor **val)
         case K_CONV: {
             gcr_conv2d_params cp = gcr_conv2d_default();
             cp.padding[0] = cp.padding[1] = s->k / 2;
+            cp.stride[0] = cp.stride[1] = s->st;
+            cp.groups = s->g;
             r = gcr_conv2d(ctx, a, val[s->w[0]], s->w[1] >= 0 ? val[s->w[1]] : NULL, &cp);
             break;
         }
@@ -303,11 +338,29 @@ static int same_values(gcr_tensor *got, gcr_tensor *ref, int64_t n, gcr_dtype dt
 }
 
 static int n_chained; /* cases whose fused graph has a chain (capture/pass_chain.c) */
+static int n_dw, n_cc; /* cases with a depthwise conv; with a conv reading a conv (through an activation or not) */
+
+/* counts P's conv forms into n_dw and n_cc */
+static void count_convs(const prog *P)
+{
+    int dw = 0, cc = 0;
+    for (int i = 0; i < P->n; i++) {
+        const step *s = &P->p[i];
+        if (s->kind != K_CONV) continue;
+        dw |= s->g > 1;
+        const step *in = &P->p[s->a];
+        if (in->kind == K_UNARY || in->kind == K_HSWISH) in = &P->p[in->a];
+        cc |= in->kind == K_CONV;
+    }
+    n_dw += dw;
+    n_cc += cc;
+}
 
 static int one_case(uint64_t seed, int fusion)
 {
     prog P;
     gen(&P, seed);
+    if (fusion) count_convs(&P);
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = cu_dev;
     o.knobs.fusion = fusion;
@@ -468,7 +521,7 @@ static void test_fuzz(void)
     int n = en ? atoi(en) : 600;
     uint64_t seed0 = es ? strtoull(es, NULL, 10) : 1;
     int failed = 0;
-    n_chained = 0;
+    n_chained = n_dw = n_cc = 0;
     for (int i = 0; i < n && failed < 3; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         h_seed(seed);
@@ -482,9 +535,14 @@ static void test_fuzz(void)
         for (int fusion = 1; fusion >= 0; fusion--)
             if (!one_case(regress[i], fusion)) { failed++; break; }
     }
-    printf("fuzz: %d cases from seed %llu, %d failed, %d graphs with chains\n", n, (unsigned long long)seed0, failed,
-           n_chained);
-    if (n >= 100) CHECK(n_chained >= n / 50, "only %d of %d cases chained kernels", n_chained, n);
+    printf("fuzz: %d cases from seed %llu, %d failed, %d graphs with chains, %d with depthwise convs, %d with conv -> "
+           "conv runs\n",
+           n, (unsigned long long)seed0, failed, n_chained, n_dw, n_cc);
+    if (n >= 100) {
+        CHECK(n_chained >= n / 50, "only %d of %d cases chained kernels", n_chained, n);
+        CHECK(n_dw >= n / 20 && n_cc >= n / 50, "only %d / %d of %d cases with depthwise convs / conv -> conv runs", n_dw,
+              n_cc, n);
+    }
 }
 
 static void all(void) { RUN(test_fuzz); }
