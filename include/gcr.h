@@ -357,8 +357,10 @@ GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; stat
  * with the op's GCR_ERR_SHAPE / GCR_ERR_PARAM message naming the op and the values, as the eager
  * call would, and runs nothing. Choices the API made from the captured input stay as made:
  * matmul's lifting of a 1-d operand, and whether a reshape or flatten is a view or a copy (one
- * captured on a contiguous input, and so recorded as a view, fails with GCR_ERR_SHAPE when t is
- * strided; one captured on a strided input copies whatever t is). */
+ * captured on a strided input copies whatever t is). A reshape or flatten captured on a contiguous
+ * input is recorded as a view, which a strided t cannot take (also a slice that was contiguous
+ * only because its dims were 1, bound to a bigger batch): that replay runs the graph's op list
+ * eagerly, as the API would (a copy, then the view), with eager's results, and builds no variant. */
 GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
 /* Runs the graph on the current contents of its inputs; outputs are overwritten. */
 GCR_API gcr_status gcr_graph_replay(gcr_graph *g);

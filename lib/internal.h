@@ -392,6 +392,10 @@ void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((forma
 /* Runs a validated call: eager through the backend, or recorded while capturing/checking.
  * Returns the result or NULL with the error set. */
 gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c);
+/* A RESHAPE call (reshape, flatten) as the API makes it: a view of a contiguous input, and of a
+ * contiguous copy of a strided one (the copy's storage lives on in the view). For the API and for
+ * a recorded op list run eagerly on inputs its trace did not see (replay/interp.c). */
+gcr_tensor *gcr_dispatch_reshape(gcr_ctx *ctx, gcr_call *c);
 /* gcr_infer, then ctx's backend's check: what every call must pass before it runs or is recorded,
  * and every node of a graph re-specialised for new input metas (gcr_ir_reinfer). */
 gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, char *err, size_t errn);

@@ -307,8 +307,7 @@ gcr_tensor *gcr_contiguous(gcr_ctx *ctx, gcr_tensor *x, gcr_format fmt)
     return gcr_dispatch(ctx, &c);
 }
 
-/* A reshape call is a view of a contiguous input: a strided one is copied first. */
-static gcr_tensor *reshape_of(gcr_ctx *ctx, gcr_call *c)
+gcr_tensor *gcr_dispatch_reshape(gcr_ctx *ctx, gcr_call *c)
 {
     gcr_tensor *x = c->in[0];
     if (gcr_meta_is_contiguous(&x->m)) return gcr_dispatch(ctx, c);
@@ -349,7 +348,7 @@ gcr_tensor *gcr_reshape(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *sh
 {
     NEED(ctx, x, "reshape");
     gcr_call c;
-    return shape_call(ctx, GCR_OP_RESHAPE, x, ndim, shape, &c) ? reshape_of(ctx, &c) : NULL;
+    return shape_call(ctx, GCR_OP_RESHAPE, x, ndim, shape, &c) ? gcr_dispatch_reshape(ctx, &c) : NULL;
 }
 
 gcr_tensor *gcr_expand(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *shape)
@@ -448,7 +447,7 @@ gcr_tensor *gcr_flatten(gcr_ctx *ctx, gcr_tensor *x, int start_dim, int end_dim)
     c.p.n = 2;
     c.p.v[0] = start_dim;
     c.p.v[1] = end_dim;
-    return reshape_of(ctx, &c);
+    return gcr_dispatch_reshape(ctx, &c);
 }
 
 gcr_tensor *gcr_permute(gcr_ctx *ctx, gcr_tensor *x, const int *perm)

@@ -1,6 +1,9 @@
 /* interp.c — the eager interpreter over a recorded op list: used when an input signature changes
- * and knobs.retrace is 0, so a stale graph never runs. Each node goes through gcr_dispatch on
- * the current inputs; the output handles then own (share) the results' storage. */
+ * and knobs.retrace is 0, or when the graph cannot be re-specialised for it (replay/sigcache.c),
+ * so a stale graph never runs. Each node goes through gcr_dispatch on the current inputs, as the
+ * API would make it (a reshape of an input now strided copies it first, where the recorded view
+ * cannot hold); the output handles then own (share) the results' storage, and keep theirs when
+ * a node fails. */
 #include "graph.h"
 #include <stdlib.h>
 
@@ -28,7 +31,7 @@ gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *tr, gcr_tensor *const *i
         c.p = nd->p;
         c.n_in = nd->n_in;
         for (int k = 0; k < nd->n_in; k++) c.in[k] = nd->in[k] >= 0 ? val[nd->in[k]] : NULL;
-        gcr_tensor *r = gcr_dispatch(ctx, &c);
+        gcr_tensor *r = c.op == GCR_OP_RESHAPE ? gcr_dispatch_reshape(ctx, &c) : gcr_dispatch(ctx, &c);
         if (!r) {
             s = ctx->status ? ctx->status : GCR_ERR_INTERNAL;
             break;

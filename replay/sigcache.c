@@ -1,7 +1,10 @@
 /* sigcache.c — the guards and the signature cache of a graph: each run reads its inputs' metas,
  * finds the variant built for that signature (by hash, then compared in full), or builds one
  * (re-specialises; retrace=0: runs the op list eagerly instead), runs it, and evicts the least
- * recently used variants beyond the cache's cap. */
+ * recently used variants beyond the cache's cap. A signature the recorded graph cannot take (a
+ * view the trace recorded, such as a reshape of a slice that was contiguous only because its
+ * dims were 1, no longer a view for the new shapes) runs the op list eagerly, as the API would
+ * run it; where that fails too, its error is the run's and nothing changes. */
 #include "graph.h"
 
 uint64_t gcr_sig_hash(const gcr_meta *m, int n)
@@ -57,6 +60,14 @@ static void evict_lru(gcr_graph *g, gcr_variant *keep)
     }
 }
 
+/* the recorded op list on the current inputs, eagerly, with the host staging's copies by hand */
+static gcr_status run_eager(gcr_graph *g)
+{
+    GCR_TRY(gcr_graph_stage_eager(g, true));
+    GCR_TRY(gcr_ir_interpret(g->ctx, g->trace, g->in_t));
+    return gcr_graph_stage_eager(g, false);
+}
+
 gcr_status gcr_graph_run(gcr_graph *g)
 {
     gcr_ctx *ctx = g->ctx;
@@ -81,14 +92,18 @@ gcr_status gcr_graph_run(gcr_graph *g)
     if (v) return variant_run(g, v);
     if (g->cur && !ctx->knobs.retrace) {
         gcr_info(ctx, "replay: input signature changed; running the op list eagerly (retrace=0)");
-        GCR_TRY(gcr_graph_stage_eager(g, true));
-        GCR_TRY(gcr_ir_interpret(ctx, g->trace, g->in_t));
-        return gcr_graph_stage_eager(g, false);
+        return run_eager(g);
     }
     if (g->cur) gcr_info(ctx, "replay: input signature changed; re-specialising the graph");
     /* The new variant is built and run before anything is evicted: a failed build or run leaves
      * the cache, and the outputs bound to the current variant's buffers, as they were. */
-    GCR_TRY(gcr_variant_build(g, sig, &v));
+    gcr_status bs = gcr_variant_build(g, sig, &v);
+    if (bs == GCR_ERR_SHAPE && g->cur) { /* the shapes do not fit the recorded graph: the API's way */
+        gcr_info(ctx, "replay: the graph cannot take the new signature (%s); running the op list eagerly", ctx->err);
+        gcr_ctx_clear_error(ctx);
+        return run_eager(g);
+    }
+    GCR_TRY(bs);
     HASH_ADD(hh, g->variants, key, sizeof v->key, v);
     if (GCR_HASH_ADD_FAILED(v)) {
         gcr_variant_free(g, v);

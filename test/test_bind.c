@@ -198,8 +198,9 @@ static void test_bind_inapplicable(void)
 }
 
 /* a reshape made on a strided input copies it first (an API choice, kept by the graph): bound to a
- * contiguous input it still gives eager's result; made on a contiguous input it is a view, and
- * bound to a strided one the replay fails loudly instead of viewing the wrong elements */
+ * contiguous input it still gives eager's result; made on a contiguous input it is a view, which
+ * cannot hold a strided input, so bound to one the replay runs the op list as the API would (a
+ * copy, then the view) and gives eager's result too, never the wrong elements */
 static void test_bind_strides(void)
 {
     for (int retrace = 0; retrace <= 1; retrace++) {
@@ -218,14 +219,7 @@ static void test_bind_strides(void)
             char what[96];
             snprintf(what, sizeof what, "retrace %d: captured %s, bound %s", retrace, start_strided ? "strided" : "dense",
                      start_strided ? "dense" : "strided");
-            if (start_strided) {
-                CHECK(s == GCR_OK, "%s: %s", what, gcr_ctx_error(ctx));
-                same_as_eager(ctx, m_reshape_flat, y, x2, what);
-            } else {
-                CHECK(s == GCR_ERR_SHAPE && strstr(gcr_ctx_error(ctx), "reshape") &&
-                          strstr(gcr_ctx_error(ctx), "not contiguous"),
-                      "%s: %s: %s", what, gcr_status_name(s), gcr_ctx_error(ctx));
-            }
+            if (CHECK(s == GCR_OK, "%s: %s", what, gcr_ctx_error(ctx))) same_as_eager(ctx, m_reshape_flat, y, x2, what);
             gcr_ctx_clear_error(ctx);
             gcr_graph_destroy(g);
         }

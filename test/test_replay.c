@@ -212,6 +212,49 @@ static void test_frozen_reshape(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* A reshape of a slice that was contiguous at capture only because its dims were 1: bound to a
+ * bigger batch the slice is strided, so the recorded view cannot hold; the replay runs the op list
+ * as the API would (the strided input copied, then reshaped) in both knob settings, and the graph
+ * replays again for the first input */
+static void test_reshape_of_strided_view(void)
+{
+    for (int retrace = 0; retrace <= 1; retrace++) {
+        gcr_ctx *ctx = cu_ctx(retrace, 8, 1);
+        gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){1, 6}, GCR_NCHW);
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_tensor *y = gcr_exp(ctx, gcr_flatten(ctx, gcr_slice(ctx, x, 1, 1, INT64_MAX, 6), 0, -1));
+        OK(ctx, gcr_capture_end(ctx, &g));
+        gcr_tensor *x2 = rand_t(ctx, GCR_F32, 2, (int64_t[]){3, 6}, GCR_NCHW);
+        gcr_tensor *xs[3] = {x2, x, x2};
+        for (int p = 0; p < 3; p++) {
+            cu_refill(xs[p], 0);
+            OK(ctx, gcr_graph_bind_input(g, 0, xs[p]));
+            char what[64];
+            snprintf(what, sizeof what, "retrace %d, pass %d: batch %lld", retrace, p, (long long)gcr_tensor_dim(xs[p], 0));
+            if (!CHECK(gcr_graph_replay(g) == GCR_OK, "%s: %s", what, gcr_ctx_error(ctx))) {
+                gcr_ctx_clear_error(ctx);
+                continue;
+            }
+            uint64_t sc = gcr_scope_begin(ctx);
+            gcr_tensor *r = gcr_exp(ctx, gcr_flatten(ctx, gcr_slice(ctx, xs[p], 1, 1, INT64_MAX, 6), 0, -1));
+            CHECK(gcr_tensor_numel(y) == gcr_tensor_numel(r) && gcr_tensor_numel(r) == gcr_tensor_dim(xs[p], 0),
+                  "%s: %lld elements, eager %lld", what, (long long)gcr_tensor_numel(y), (long long)gcr_tensor_numel(r));
+            if (gcr_tensor_numel(y) == gcr_tensor_numel(r)) {
+                float *a = h_read(y), *e = h_read(r);
+                CHECK_CLOSE(a, e, gcr_tensor_numel(r), 1e-5f, 1e-5f, what);
+                free(a);
+                free(e);
+            }
+            gcr_scope_end(ctx, sc);
+        }
+        CHECK(cu_variants(g) == 1, "retrace %d: the signature the graph cannot take builds no variant (%d)", retrace,
+              cu_variants(g));
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 /* a slice to the end keeps its bounds as written: bound to a wider input it takes the wider
  * input's elements in both knob settings (test_bind.c covers every such op); a region re-traces
  * the body and gets the same */
@@ -454,6 +497,7 @@ static void all(void)
     RUN(test_view_outlives_graph);
     RUN(test_eager_fallback);
     RUN(test_frozen_reshape);
+    RUN(test_reshape_of_strided_view);
     RUN(test_slice_to_end);
     RUN(test_guards_off);
     RUN(test_dumps_profile);
