@@ -12,9 +12,11 @@
  * "tf32" is f32 with the context knob tf32 = 1 (f32 1x1 convs and GEMMs on TF32 tensor cores).
  * force=NAME runs every conv and GEMM on the dense engine's legal tactic whose name contains NAME
  * (gcr_cuda_dense_force: e.g. "kd_" for the deep-pipeline implicit tiles; "dwv" keeps depthwise on
- * the shared-memory tile), the heuristic's pick where none matches.
+ * the shared-memory tile), the heuristic's pick where none matches. tactics writes a line to stderr
+ * before each layer ("conv_bench: layer NET NAME DTYPE batch N count C"), so that with
+ * GCR_AUTOTUNE=1 GCR_LOG=2 each layer's timed candidates follow its name (bench/tactics.sh).
  * usage: conv_bench [net=mnv3|resnet50|all] [nchw|nhwc] [w=nchw|nhwc] [f32|tf32|f16|bf16 ...]
- *                   [head=0|1] [only=NAME-PREFIX] [force=NAME] [batch ...]
+ *                   [head=0|1] [only=NAME-PREFIX] [force=NAME] [tactics] [batch ...]
  * (defaults: net=mnv3 nchw, weights as the activations, f32 f16, head=1, batches 1 32 128) */
 #include "bench.h"
 #include <stdio.h>
@@ -109,6 +111,7 @@ typedef struct result {
 
 static double peak_f32, peak_tc, copy_bw;
 static const char *only; /* time only the shapes whose name starts with this */
+static int tactics;       /* a stderr line before each layer (bench/tactics.sh) */
 
 /* Random host values in [-0.5, 0.5): one buffer, grown on demand and shared by every tensor (a
  * prefix of it), so the batch-128 shapes do not each pay for generating hundreds of MB. */
@@ -252,6 +255,12 @@ static void bench_head(gcr_ctx *ctx, const head_shape *e, gcr_dtype dt, int N, g
     gcr_scope_end(ctx, sc);
 }
 
+/* the layer about to be timed, on stderr (tactics): its autotune line, if any, follows */
+static void mark(const net_def *net, const char *name, const bench_dtype *bd, int N, int count)
+{
+    if (tactics) fprintf(stderr, "conv_bench: layer %s %s %s batch %d count %d\n", net->name, name, bd->name, N, count);
+}
+
 static void bench(gcr_ctx *ctx, const net_def *net, const bench_dtype *bd, int N, gcr_format f, gcr_format wf, int head)
 {
     gcr_knobs k = gcr_ctx_opts_default().knobs; /* -1 everywhere: only tf32 changes */
@@ -266,9 +275,15 @@ static void bench(gcr_ctx *ctx, const net_def *net, const bench_dtype *bd, int N
     result res[64];
     int n = 0;
     for (size_t i = 0; i < net->n_convs && n < 64; i++)
-        if (!only || !strncmp(net->convs[i].name, only, strlen(only))) bench_conv(ctx, &net->convs[i], bd->dt, N, f, wf, &res[n++]);
+        if (!only || !strncmp(net->convs[i].name, only, strlen(only))) {
+            mark(net, net->convs[i].name, bd, N, net->convs[i].count);
+            bench_conv(ctx, &net->convs[i], bd->dt, N, f, wf, &res[n++]);
+        }
     for (size_t i = 0; head && i < net->n_head && n < 64; i++)
-        if (!only || !strncmp(net->head[i].name, only, strlen(only))) bench_head(ctx, &net->head[i], bd->dt, N, f, &res[n++]);
+        if (!only || !strncmp(net->head[i].name, only, strlen(only))) {
+            mark(net, net->head[i].name, bd, N, net->head[i].count);
+            bench_head(ctx, &net->head[i], bd->dt, N, f, &res[n++]);
+        }
 
     /* the human table, then one LAYER line per layer for bench/conv_table.py */
     printf("%s batch %d %s %s (weights %s)\n", bd->name, N, f == GCR_NHWC ? "NHWC" : "NCHW", net->name, wlay);
@@ -337,7 +352,7 @@ static void ceilings(gcr_ctx *ctx)
 static int usage(const char *what, const char *arg)
 {
     fprintf(stderr, "conv_bench: %s '%s'\nusage: conv_bench [net=mnv3|resnet50|all] [nchw|nhwc] "
-                    "[w=nchw|nhwc] [f32|tf32|f16|bf16 ...] [head=0|1] [only=NAME-PREFIX] [force=NAME] [batch ...]\n",
+                    "[w=nchw|nhwc] [f32|tf32|f16|bf16 ...] [head=0|1] [only=NAME-PREFIX] [force=NAME] [tactics] [batch ...]\n",
             what, arg);
     return 2;
 }
@@ -362,6 +377,7 @@ int main(int argc, char **argv)
         else if (!strncmp(a, "head=", 5)) head = atoi(a + 5);
         else if (!strncmp(a, "only=", 5)) only = a + 5;
         else if (!strncmp(a, "force=", 6)) force = a + 6;
+        else if (!strcmp(a, "tactics")) tactics = 1;
         else if (atoi(a) > 0) {
             if (nb < 8) batches[nb++] = atoi(a);
         } else return usage("unknown argument", a);
