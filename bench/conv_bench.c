@@ -13,8 +13,8 @@
  * force=NAME runs every conv and GEMM on the dense engine's legal tactic whose name contains NAME
  * (gcr_cuda_dense_force: e.g. "kd_" for the deep-pipeline implicit tiles; "dwv" keeps depthwise on
  * the shared-memory tile), the heuristic's pick where none matches. tactics writes a line to stderr
- * before each layer ("conv_bench: layer NET NAME DTYPE batch N count C"), so that with
- * GCR_AUTOTUNE=1 GCR_LOG=2 each layer's timed candidates follow its name (bench/tactics.sh).
+ * before each layer ("conv_bench: layer NET NAME DTYPE batch N count C") and turns the log to level 2,
+ * so that with GCR_AUTOTUNE=1 each layer's timed candidates follow its name (bench/tactics.sh).
  * usage: conv_bench [net=mnv3|resnet50|all] [nchw|nhwc] [w=nchw|nhwc] [f32|tf32|f16|bf16 ...]
  *                   [head=0|1] [only=NAME-PREFIX] [force=NAME] [tactics] [batch ...]
  * (defaults: net=mnv3 nchw, weights as the activations, f32 f16, head=1, batches 1 32 128) */
@@ -263,8 +263,9 @@ static void mark(const net_def *net, const char *name, const bench_dtype *bd, in
 
 static void bench(gcr_ctx *ctx, const net_def *net, const bench_dtype *bd, int N, gcr_format f, gcr_format wf, int head)
 {
-    gcr_knobs k = gcr_ctx_opts_default().knobs; /* -1 everywhere: only tf32 changes */
+    gcr_knobs k = gcr_ctx_opts_default().knobs; /* -1 everywhere: only tf32 and log change */
     k.tf32 = bd->tf32;
+    k.log = tactics ? 2 : -1; /* bench_ctx silences the log; tactics needs autotune's lines */
     if (gcr_ctx_set_knobs(ctx, &k) != GCR_OK) {
         printf("conv_bench: cannot set tf32=%d: %s\n", bd->tf32, gcr_ctx_error(ctx));
         gcr_ctx_clear_error(ctx);

@@ -511,8 +511,9 @@ static void tf32_differs(gcr_ctx *exact, gcr_ctx *t32, const conv_case *k)
 /* knobs.tf32: f32 1x1 convs and linear layers with k-contiguous operands on the TF32 tile (plain
  * and hooked); the other layouts and small problems keep the FP32 engines, so they pass too */
 /* Split-K (gemm_tc.cuh gcr_tc_splitk): convs with fewer output tiles of the tensor-core tile than
- * the GPU has SMs, as at batch 1, which the heuristic splits along k; the CPU reference keeps them
- * small. Each runs as the heuristic picks (a split), forced onto the unsplit 32-wide tile, and twice
+ * the GPU has SMs, as at batch 1, which the heuristic splits along k (or, with few k tiles, puts on
+ * the unsplit Hopper tile); the CPU reference keeps them small. Each runs as the heuristic picks,
+ * forced onto the unsplit 32-wide tile and onto each split tile, and twice
  * more on one input to check that a split's result does not depend on which block arrives last. */
 static const conv_case few_tiles[] = {
     /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
@@ -559,9 +560,10 @@ static void forced_agree(const conv_case *k, const char *a, const char *b, float
 }
 
 /* conv k on one random input twice on the GPU: bit-identical results */
-static void splitk_repeat(const conv_case *k, gcr_dtype dt)
+static void splitk_repeat(const conv_case *k, gcr_dtype dt, const char *split)
 {
     uint64_t s1 = gcr_scope_begin(gpu);
+    gcr_cuda_dense_force(gpu, split);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW};
     gcr_tensor *xc, *xg, *wc, *wg;
     make2(dt, 4, xs, L_CL, &xc, &xg);
@@ -573,11 +575,14 @@ static void splitk_repeat(const conv_case *k, gcr_dtype dt)
         void *h1 = malloc(nb), *h2 = malloc(nb);
         CHECK_OK(gpu, gcr_tensor_to_host(r1, h1, nb));
         CHECK_OK(gpu, gcr_tensor_to_host(r2, h2, nb));
+        CHECK(strstr(gcr_cuda_dense_last(gpu), "/s") != NULL, "split-K repeat: forced onto %s, ran %s", split,
+              gcr_cuda_dense_last(gpu));
         CHECK(memcmp(h1, h2, nb) == 0, "conv C%d k%dx%d %s: a split-K result changed between two runs", k->C, k->KH, k->KW,
               dt_name(dt));
         free(h1);
         free(h2);
     }
+    gcr_cuda_dense_force(gpu, NULL);
     gcr_tensor_free(xc);
     gcr_tensor_free(wc);
     gcr_scope_end(gpu, s1);
@@ -589,15 +594,21 @@ static void test_splitk(void)
     for (int i = 0; i < N_FEW; i++)
         for (int d = 0; d < 2; d++) {
             const conv_case *k = &few_tiles[i];
-            conv_one(k, dts[d], L_CL);
-            CHECK(strstr(gcr_cuda_dense_last(gpu), "/s") != NULL, "conv C%d O%d k%dx%d %s: the heuristic splits K, ran %s",
-                  k->C, k->O, k->KH, k->KW, dt_name(dts[d]), gcr_cuda_dense_last(gpu));
-            conv_forced(k, dts[d], L_CL, "tc32", 1);
-            /* the wider split tiles, where N needs them */
             const int og = k->O / k->groups, imp = k->KH * k->KW > 1 || k->ph || k->pw;
+            /* the heuristic splits K, but on sm_90a, where N is over 32 and the k tiles are at most
+             * 16, it takes the unsplit Hopper tile (dense.c wg_tactics) */
+            const int wg = gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu)) && og > 32;
+            conv_one(k, dts[d], L_CL);
+            const char *took = gcr_cuda_dense_last(gpu);
+            CHECK(strstr(took, "/s") != NULL || (wg && strstr(took, "w_") != NULL),
+                  "conv C%d O%d k%dx%d %s: the heuristic splits K or takes the Hopper tile, ran %s", k->C, k->O, k->KH,
+                  k->KW, dt_name(dts[d]), took);
+            conv_forced(k, dts[d], L_CL, "tc32", 1);
+            /* every split tile, the wider ones where N needs them */
+            conv_forced(k, dts[d], L_CL, imp ? "32ks_" : "32s_", 1);
             conv_forced(k, dts[d], L_CL, imp ? "64ks_" : "64s_", og > 32);
             conv_forced(k, dts[d], L_CL, imp ? "128ks_" : "128s_", og > 64);
-            splitk_repeat(k, dts[d]);
+            splitk_repeat(k, dts[d], imp ? "32ks_" : "32s_");
         }
     hooked_conv_f16(&few_tiles[0], L_CL); /* the epilogue runs once, in the last split's block */
     hooked_conv_f16(&few_tiles[2], L_CL); /* grouped, with the prologue in every split */
@@ -705,16 +716,36 @@ static void test_wgmma(void)
     conv_one(&filled, GCR_F16, L_CL);
     if (on && gcr_cuda_sm_count(gpu) <= 132)
         CHECK(strstr(ran, "8kw_") != NULL, "8x64x33x32 3x3 -> 256: the WG tile, ran %s", ran);
-    /* N 160 over 49 row tiles: 98 tiles 128 wide leave SMs idle, 147 tiles 64 wide fill 132, K 192
-     * too short to split: the heuristic takes the 64-wide tile, three column tiles, the last
-     * partial; forced, the same in the implicit layout */
+    /* N 160, K 192 (too short to split), the tile counts T128 and T64 of each width against the SMs
+     * (dense.c wg_tactics): over 49 row tiles, 98 tiles 128 wide leave SMs idle and 147 64 wide
+     * need a second wave on 132, so the heuristic keeps the 128-wide tile; over 25 row tiles, 75
+     * tiles 64 wide are one wave, so it takes the 64-wide tile, three column tiles, the last
+     * partial. Forced, the 64-wide tile in the implicit layout too. */
     static const conv_case narrow[] = {
         {8, 192, 28, 28, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
         {8, 64, 28, 28, 160, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0},
+        {4, 192, 28, 28, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
     };
+    const int sms = gcr_cuda_sm_count(gpu);
     conv_one(&narrow[0], GCR_F16, L_CL);
-    if (on && gcr_cuda_sm_count(gpu) > 98 && gcr_cuda_sm_count(gpu) <= 147)
-        CHECK(strstr(ran, "tc64w_") != NULL, "8x192x28x28 1x1 -> 160: the 64-wide WG tile, ran %s", ran);
+    if (on && sms > 98 && sms < 147)
+        CHECK(strstr(ran, "tc128w_") != NULL, "8x192x28x28 1x1 -> 160: the 128-wide WG tile, ran %s", ran);
+    conv_one(&narrow[2], GCR_F16, L_CL);
+    if (on && sms >= 75 && sms <= 300)
+        CHECK(strstr(ran, "tc64w_") != NULL, "4x192x28x28 1x1 -> 160: the 64-wide WG tile, ran %s", ran);
+    /* batch 1, 2 row tiles, 8 tiles 64 wide: over the split the mma.sync rules take, the 64-wide
+     * tile with 8 k tiles, but not with 16 */
+    static const conv_case b1[] = {
+        {1, 512, 14, 14, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+        {1, 1024, 14, 14, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+    };
+    for (int i = 0; i < 2; i++) {
+        conv_one(&b1[i], GCR_F16, L_CL);
+        const char *took = gcr_cuda_dense_last(gpu);
+        if (on && sms >= 100 && sms <= 160)
+            CHECK(i ? strstr(took, "/s") != NULL : strstr(took, "tc64w_") != NULL,
+                  "1x%dx14x14 1x1 -> 256: %s, ran %s", b1[i].C, i ? "a split" : "the 64-wide WG tile", took);
+    }
     for (int i = 0; i < 2; i++) conv_forced(&narrow[i], GCR_F16, L_CL, i ? "tc64kw_" : "tc64w_", on);
     gcr_cuda_dense_force(gpu, "tc64w_");
     hooked_conv_one(&narrow[0], L_CL);
@@ -862,7 +893,7 @@ static void test_tf32(void)
               few_tiles[i].C, few_tiles[i].KH, few_tiles[i].KW, gcr_cuda_dense_last(gpu));
     }
     hooked_conv_one(&few_tiles[0], L_CL);
-    splitk_repeat(&few_tiles[5], GCR_F32);
+    splitk_repeat(&few_tiles[5], GCR_F32, "32ks_");
     streams_forced(GCR_F32); /* the row streams: 16 floats per k tile */
     gcr_cuda_dense_force(gpu, "4p_");
     hooked_conv_one(&streams[2], L_CL);

@@ -169,52 +169,77 @@ static int split_workspace(gcr_ctx *ctx, dense_plan *p, int takes)
     return gcr_cuda_splitk_ws(ctx, make, &p->part, &p->sem);
 }
 
-/* The Hopper tiles (gemm_tc.cuh WG: the 128-row tile's product on wgmma, 128-byte k tiles) of
- * problem a in layout at (0 or 3), f16, bf16 or f32 in TF32, into p: 128 columns wide, or 64 where N needs no
- * more; unsplit, and split along k where the unsplit tiles leave SMs without a block. The heuristic
- * takes the unsplit one wherever its tiles fill the SMs and K is at least a k tile (64), over every
- * mma.sync tile (H200, f16, ResNet-50 at batch 32 and 128, 128 wide: 1.4-1.9x faster on every layer
- * with N > 64 but the 7x7 3x3s, 1.09-1.12x over the row streams on its K-64 1x1), and the split one
- * where that fills them with at least 8 k tiles a split (the 7x7 3x3s at batch 32, 52 tiles: 0.87x
- * unsplit against the mma.sync split tile). In TF32 they are candidates only (GCR_AUTOTUNE, forcing):
- * a k step is 32 floats, half the 16-bit one's work for the same barrier and loads, and they reached
- * 62-84 TFLOP/s on ResNet-50's batch-128 layers (H200, 13-17% of the TF32 peak), not yet measured
- * beside the mma.sync TF32 tile. */
-static void wg_at(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms, int bn)
+/* The Hopper tile (gemm_tc.cuh WG: the 128-row tile's product on wgmma, 128-byte k tiles) bn
+ * columns wide of problem a in layout at (0 or 3), f16, bf16 or f32 in TF32, into p: unsplit, and
+ * split along k where split_ways offers a split; returns the unsplit one's index (or -1), and in
+ * *split the split one's where its blocks give at least 3/4 of the SMs one and each split has at
+ * least 8 k tiles (else -1). split_takes: the heuristic takes that split (its workspace is made
+ * for it). */
+static int wg_at(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms, int bn,
+                 int split_takes, int *split)
 {
     const char *sfx = p->tf32 ? "tf32" : gcr_cuda_dt_suffix(p->dt);
     const int64_t tiles = (a->M + 127) / 128 * ((a->N + bn - 1) / bn) * z, bk = 128 / (int64_t)gcr_dtype_size(p->dt);
     const int64_t nk = (a->K + bk - 1) / bk, ks = split_ways(tiles, nk, bn, sms);
-    int i = add_tc(p, bn, at == 3 ? "kw" : "w", sfx, a, z, 1);
-    if (i < 0) return;
-    p->t[i].smem = GCR_TC_WG_SMEM(bn);
-    if (tiles >= sms && a->K >= bk && !p->tf32) p->def = i;
-    const int takes = !p->tf32 && tiles < sms && ks >= 2 && tiles * ks >= sms && nk / ks >= 8;
-    if (ks < 2 || !split_workspace(ctx, p, takes)) return;
-    i = add_tc(p, bn, at == 3 ? "kws" : "ws", sfx, a, z, ks);
-    if (i < 0) return;
+    const int fills = ks >= 2 && 4 * tiles * ks >= 3 * sms && nk / ks >= 8;
+    *split = -1;
+    int u = add_tc(p, bn, at == 3 ? "kw" : "w", sfx, a, z, 1);
+    if (u < 0) return -1;
+    p->t[u].smem = GCR_TC_WG_SMEM(bn);
+    if (ks < 2 || !split_workspace(ctx, p, split_takes && fills)) return u;
+    int i = add_tc(p, bn, at == 3 ? "kws" : "ws", sfx, a, z, ks);
+    if (i < 0) return u;
     p->t[i].smem = GCR_TC_WG_SMEM(bn);
     p->kt[i] = bk;
-    if (takes) p->def = i;
+    if (fills) *split = i;
+    return u;
 }
 
-/* The Hopper tiles of problem a: the width N asks for (wg_at), and where N is wider than 64 but
- * its 128-wide tiles leave SMs without a block, the 64-wide unsplit tile too, which the heuristic
- * takes where its tiles fill the SMs and the 128-wide split was not taken (each column tile reads
- * A again, but every SM has a block). H100, f16, one A/B run (bench/ab_conv.sh): MobileNet-v3's
- * 7x7 1x1s into 160 at batch 128 (98 tiles 128 wide, 147 at 64) 16.8 -> 11.4 and 22.0 -> 13.6 us,
- * its 14x14 and 7x7 expands at batch 32 0.72-0.75x; ResNet-50 unchanged at batch 1, 32 and 128. */
+/* The Hopper tiles of problem a: the width N asks for (128 or 64), unsplit and split (wg_at), and
+ * where N is wider than 64 but its 128-wide tiles are fewer than the SMs, the 64-wide unsplit tile
+ * too. The heuristic takes them over every mma.sync tile, f16 and bf16 with K at least a k tile
+ * (64), by the counts of unsplit tiles T128 and T64 of each width against the SMs and the k tiles
+ * nk:
+ *  - T128 >= sms (N > 64; T64 for N <= 64): that width's tile (H200, f16, ResNet-50 at batch 32
+ *    and 128: 1.4-1.9x faster on every such layer with N > 64 but the 7x7 3x3s, 1.09-1.12x over
+ *    the row streams on its K-64 1x1);
+ *  - else T64 > sms: still the 128-wide one, one partial wave of wide tiles over two of narrow ones
+ *    (ResNet-50's 14x14 layers at batch 32, 98 tiles: 15.3 us against 17.5 at 64 wide and 26.2
+ *    split two ways; MobileNet-v3's 7x7 1x1s into 160 at batch 128: 12.9 against 14.2);
+ *  - else T64 >= sms / 4: the 64-wide tile, one wave (ResNet-50's 7x7 layers at batch 32, 104
+ *    tiles: 17.8 against 23.7 at 128 wide and 28.4 split; MobileNet-v3's 1x1s into 40-960 at batch
+ *    8 and 32, 39-98 tiles: 0.48-0.69x the tiles they took before);
+ *  - else over an mma.sync split pick where nk <= 12, or nk <= 16 with T64 >= sms / 12: the 64-wide
+ *    tile still (ResNet-50's 1x1s and 56x56 3x3 at batch 1, 14-32 tiles: 0.48-0.82x the split;
+ *    MobileNet-v3's 1x1s into 80 and 112 at batch 1, 4 tiles of 4 and 11 k tiles: 0.64-0.94x), but
+ *    not over a small unsplit mma.sync tile (MobileNet-v3's batch-1 1x1s with 2-3 k tiles: 1.11x)
+ *    nor over splits of longer reductions (1.07-1.24x with 15 or 16 k tiles over 3-8 tiles);
+ *  - else the split tile, where it gives 3/4 of the SMs a block with 8 k tiles a split (ResNet-50's
+ *    7x7 3x3 at batch 8, 16 tiles 8 ways: 25.2 against 28.7 on the mma.sync split); where even that
+ *    leaves SMs idle, the mma.sync split tiles (the same 3x3 at batch 1: 15.0 against 17.8).
+ * Those figures are graph-timed per layer (H200, bench/ab_conv.sh and bench/tactics.sh,
+ * 2026-11-27). In TF32 these tiles are candidates only (GCR_AUTOTUNE, forcing): a k step is 32
+ * floats, half the 16-bit one's work for the same barrier and loads, and they reached 62-84
+ * TFLOP/s on ResNet-50's batch-128 layers (H200, 13-17% of the TF32 peak). */
 static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, int64_t z, int64_t sms)
 {
-    const int before = p->def;
-    wg_at(ctx, p, a, at, z, sms, a->N <= 64 ? 64 : 128);
-    const int64_t trows = (a->M + 127) / 128, bk = 128 / (int64_t)gcr_dtype_size(p->dt);
-    if (a->N <= 64 || trows * ((a->N + 127) / 128) * z >= sms) return;
-    const int split = p->def != before && p->t[p->def].ks > 1;
+    const int64_t trows = (a->M + 127) / 128, bk = 128 / (int64_t)gcr_dtype_size(p->dt), nk = (a->K + bk - 1) / bk;
+    const int64_t t128 = trows * ((a->N + 127) / 128) * z, t64 = trows * ((a->N + 63) / 64) * z;
+    const int wide = a->N > 64;
+    const int64_t t0 = wide ? t128 : t64;
+    /* the heuristic's take: 0 none (TF32, K under a k tile), 1 the first width's unsplit tile, 2 its
+     * split, 3 the 64-wide unsplit one */
+    const int over_split = p->def >= 0 && p->t[p->def].ks > 1 && (nk <= 12 || (nk <= 16 && 12 * t64 >= sms));
+    int rule = p->tf32 || a->K < bk ? 0 : t0 >= sms || (wide && t64 > sms) ? 1 : 4 * t64 >= sms || over_split ? 3 : 2;
+    if (rule == 3 && !wide) rule = 1;
+    int s, u = wg_at(ctx, p, a, at, z, sms, wide ? 128 : 64, rule == 2, &s);
+    if (rule == 1 && u >= 0) p->def = u;
+    if (rule == 2 && s >= 0) p->def = s;
+    if (!wide || t128 >= sms) return;
     int i = add_tc(p, 64, at == 3 ? "kw" : "w", p->tf32 ? "tf32" : gcr_cuda_dt_suffix(p->dt), a, z, 1);
     if (i < 0) return;
     p->t[i].smem = GCR_TC_WG_SMEM(64);
-    if (!split && !p->tf32 && a->K >= bk && trows * ((a->N + 63) / 64) * z >= sms) p->def = i;
+    if (rule == 3) p->def = i;
 }
 
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
@@ -347,8 +372,9 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         }
         /* row streams (k-contiguous A, 32 and 64 wide; after the splits, which a full candidate list
          * keeps), for short reductions (at most GCR_TC_PS_NK k tiles: the memory-bound 1x1s): the
-         * heuristic takes the 32-wide one over the unsplit 32-wide pick with two waves of tiles to
-         * walk, and the 64-wide one over an unsplit pick of at most 128 columns where its column
+         * heuristic takes the 32-wide one over the unsplit 32-wide pick with a wave of tiles to walk
+         * (a block of each of its slots walks at least 2; H200, GCR_AUTOTUNE: MobileNet-v3's 56x56
+         * 1x1s into 24 at batch 32, 784 tiles, 12.0 against 14.2 us and 15.2 against 18.7), and the 64-wide one over an unsplit pick of at most 128 columns where its column
          * tiles fill the SMs, are at most 4 and, over a 128-wide pick, waste at most a quarter of
          * their columns (each column tile reads A again). H100, f16, MobileNet-v3's 1x1s at batch
          * 128: K 16 into 16 (b1.pw) 125 -> 96 us; 72 into 40 22.5 -> 18.5; 40 into 240 43.5 -> 38.3;
@@ -359,7 +385,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
             if (bn > 32 && a->N <= bn / 2) break;
             int i = add_stream(p, bn, tsfx, a, z, sms);
             if (i < 0 || p->def != wide || nk > GCR_TC_PS_NK) continue;
-            if (bn == 32 ? wide_bn == 32 && wide_tiles >= 2 * sms * GCR_TC_PS_BLOCKS(32)
+            if (bn == 32 ? wide_bn == 32 && wide_tiles >= sms * GCR_TC_PS_BLOCKS(32)
                          : wide_bn >= 64 && c64 <= 4 && trows * c64 * z >= sms && (wide_bn == 64 || 4 * a->N >= 3 * 64 * c64))
                 p->def = i;
         }
