@@ -120,8 +120,7 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
      * allow; the tile's indices are 64-bit where they can pass 2^31 (element offsets, tile count) */
     const int64_t vc = 16 / (int64_t)gcr_dtype_size(x->dtype);
     if (GCR_DW_VEC && a.c_fast && a.xs[1] == 1) {
-        a.tvec = a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 && a.xs[3] % vc == 0 && a.ys[0] % vc == 0 &&
-                 a.ys[2] % vc == 0 && a.ys[3] % vc == 0 && (uintptr_t)xp % 16 == 0 && (uintptr_t)yp % 16 == 0;
+        a.tvec = gcr_cuda_vec16(a.xs, a.C, gcr_dtype_size(x->dtype), xp) && gcr_cuda_vec16(a.ys, a.C, gcr_dtype_size(x->dtype), yp);
         /* the channel-group kernel: 3x3/5x5, column stride 1/2, 16-byte vectors, at most 65535
          * blocks of 32 channel groups (grid y), and a thread per 2 outputs x 16 bytes for at least
          * 512 threads per SM (at batch 1 the tile's small tiles fill the device better) */

@@ -134,6 +134,15 @@ typedef struct gcr_cuda_state {
 
 static inline gcr_cuda_state *gcr_cuda_st(gcr_ctx *ctx) { return (gcr_cuda_state *)ctx->be_state; }
 
+/* A channels-last operand of C channels (strides st: n, c, y, x) that a kernel may read or write
+ * as 16-byte vectors of 16 / es elements: the channel stride is 1, C and every other stride are
+ * whole vectors, so each pixel's channels start at a 16-byte boundary of p. */
+static inline bool gcr_cuda_vec16(const int64_t *st, int64_t C, size_t es, const void *p)
+{
+    const int64_t vc = 16 / (int64_t)es;
+    return st[1] == 1 && C % vc == 0 && st[0] % vc == 0 && st[2] % vc == 0 && st[3] % vc == 0 && (uintptr_t)p % 16 == 0;
+}
+
 /* The two-pass reduction's partials (scratch.c): GCR_CUDA_RED_PARTS doubles of device memory made
  * on the first call and kept until gcr_cuda_scratch_fini (graphs hold the address), shared by the
  * ctx's reductions one after the other on its stream. */

@@ -55,10 +55,8 @@ gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out
          * blocks than grid x holds (2^31 - 1) */
         if ((a.xs[1] == 1 && a.C > 1) || (a.total + 7) / 8 > INT32_MAX) {
             /* 16-byte vectors of channels where every pixel's start is aligned */
-            const int64_t vc = 16 / (int64_t)gcr_dtype_size(dt);
-            a.vec = a.xs[1] == 1 && a.C % vc == 0 && a.xs[0] % vc == 0 && a.xs[2] % vc == 0 && a.xs[3] % vc == 0 &&
-                    (uintptr_t)gcr_tensor_data(c->in[0]) % 16 == 0;
-            const int64_t cb = a.vec ? 32 * vc : 32;
+            a.vec = gcr_cuda_vec16(a.xs, a.C, gcr_dtype_size(dt), gcr_tensor_data(c->in[0]));
+            const int64_t cb = a.vec ? 32 * (16 / (int64_t)gcr_dtype_size(dt)) : 32;
             kind = "gap_cols";
             gx = (unsigned)((a.C + cb - 1) / cb);
             gy = (unsigned)a.N;
