@@ -360,7 +360,12 @@ GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; stat
  * captured on a strided input copies whatever t is). A reshape or flatten captured on a contiguous
  * input is recorded as a view, which a strided t cannot take (also a slice that was contiguous
  * only because its dims were 1, bound to a bigger batch): that replay runs the graph's op list
- * eagerly, as the API would (a copy, then the view), with eager's results, and builds no variant. */
+ * eagerly, as the API would (a copy, then the view), with eager's results, and builds no variant.
+ * t may be one of the graph's own outputs (state fed back: bind y, replay, bind y again): each
+ * replay then first copies t into a device buffer of the graph's and reads that copy, so it
+ * computes from the values t held before the replay, as the eager calls would; an input staged
+ * from a host buffer (gcr_graph_input_host) that shares memory with an output is refused with
+ * GCR_ERR_INVALID. */
 GCR_API gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t);
 /* Runs the graph on the current contents of its inputs; outputs are overwritten. */
 GCR_API gcr_status gcr_graph_replay(gcr_graph *g);
@@ -375,8 +380,11 @@ GCR_API gcr_status gcr_graph_replay(gcr_graph *g);
  * GCR_ERR_SHAPE; an input that is an expand view is GCR_ERR_INVALID. A buffer lives until g is
  * destroyed; write inputs and read outputs only between replays. A later replay whose input shapes
  * make a staged buffer the wrong size fails with GCR_ERR_SHAPE, naming the input or output and
- * both sizes, runs nothing and frees that buffer: the next replay runs without it, and the buffer
- * can be staged again with the new size (an output's, once a replay has given it). For a region,
+ * both sizes, runs nothing and frees every buffer that no longer fits: the next replay runs without
+ * them, and a buffer can be staged again with the new size (an output's, once a replay has given
+ * it). With knobs.retrace 0 (the op list run eagerly) an output's new size is known only once the
+ * op list has run: that replay's outputs then hold its results, and the copies to the host are
+ * skipped. An input bound to an expand view is GCR_ERR_INVALID at the replay too. For a region,
  * stage the graph gcr_region_graph returns; a re-trace into a new graph starts unstaged. */
 GCR_API gcr_status gcr_graph_input_host(gcr_graph *g, int i, size_t bytes, void **buf);
 GCR_API gcr_status gcr_graph_output_host(gcr_graph *g, int i, size_t bytes, void **buf);

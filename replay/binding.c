@@ -14,6 +14,17 @@ gcr_exec_settings gcr_graph_settings(gcr_graph *g)
                                .prof_user = g, .dump_dir = source ? k->dump_dir : NULL};
 }
 
+/* every view's pointer from its root's */
+static void refresh_views(gcr_variant *v)
+{
+    gcr_ir *ir = v->ir;
+    for (int x = 0; x < ir->n_values; x++) {
+        gcr_value *val = &ir->values[x];
+        if (val->buf == GCR_BUF_ALIAS && v->ptr[val->root])
+            v->ptr[x] = (char *)v->ptr[val->root] + val->offset * (int64_t)gcr_dtype_size(val->m.dtype);
+    }
+}
+
 void gcr_variant_refresh_ptrs(gcr_graph *g, gcr_variant *v)
 {
     gcr_ir *ir = v->ir;
@@ -22,11 +33,56 @@ void gcr_variant_refresh_ptrs(gcr_graph *g, gcr_variant *v)
         gcr_value *val = &ir->values[x];
         if (val->kind == GCR_V_CONST && val->ext) v->ptr[x] = v->cptr && v->cptr[x] ? v->cptr[x] : gcr_tensor_data(val->ext);
     }
-    for (int x = 0; x < ir->n_values; x++) {
-        gcr_value *val = &ir->values[x];
-        if (val->buf == GCR_BUF_ALIAS && v->ptr[val->root])
-            v->ptr[x] = (char *)v->ptr[val->root] + val->offset * (int64_t)gcr_dtype_size(val->m.dtype);
+    refresh_views(v);
+}
+
+/* [a, a + an) and [b, b + bn) share a byte */
+static bool overlap(const void *a, size_t an, const void *b, size_t bn)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return an && bn && x < y + bn && y < x + an;
+}
+
+/* whether v's run writes a byte of [p, p + n): its arena or one of its output buffers */
+static bool variant_writes(const gcr_variant *v, const void *p, size_t n)
+{
+    if (v->arena && overlap(p, n, v->arena, v->ir->arena_bytes)) return true;
+    for (int x = 0; x < v->ir->n_values; x++)
+        if (v->outbuf[x] && overlap(p, n, v->outbuf[x], v->ir->values[x].bytes)) return true;
+    return false;
+}
+
+gcr_status gcr_variant_unalias_inputs(gcr_graph *g, gcr_variant *v)
+{
+    gcr_ctx *ctx = g->ctx;
+    gcr_ir *ir = v->ir;
+    bool moved = false;
+    for (int i = 0; i < ir->n_inputs; i++) {
+        const gcr_tensor *t = g->in_t[i];
+        const size_t bytes = (size_t)gcr_meta_span(&t->m) * gcr_dtype_size(t->m.dtype);
+        const void *p = gcr_tensor_data(t);
+        if (!variant_writes(v, p, bytes)) continue;
+        char b[128];
+        /* the host staging's upload lands in t inside the run, after any copy made here */
+        GCR_CHECK(ctx, !(g->host_in && g->host_in[i].buf), GCR_ERR_INVALID,
+                  "replay: input %d (%s) is staged from a host buffer and shares memory with a buffer this graph writes "
+                  "(one of its outputs): bind a tensor of its own", i, gcr_meta_str(&t->m, b, sizeof b));
+        if (!v->incopy) {
+            v->incopy = calloc((size_t)ir->n_inputs, sizeof *v->incopy);
+            GCR_CHECK(ctx, v->incopy, GCR_ERR_OOM, "replay: out of host memory for input copies");
+        }
+        if (!v->incopy[i].buf) {
+            gcr_status s = ctx->be->alloc(ctx, bytes, &v->incopy[i].buf);
+            GCR_CHECK(ctx, s == GCR_OK, s, "replay: cannot allocate %zu bytes to copy input %d (%s), which shares memory "
+                      "with this graph's outputs", bytes, i, gcr_meta_str(&t->m, b, sizeof b));
+            v->incopy[i].bytes = bytes;
+        }
+        GCR_TRY(ctx->be->copy(ctx, v->incopy[i].buf, p, bytes, GCR_COPY_D2D));
+        v->ptr[ir->inputs[i]] = v->incopy[i].buf;
+        moved = true;
     }
+    if (moved) refresh_views(v);
+    return GCR_OK;
 }
 
 /* The storage that outputs rooted at value x share, with the element offset of x's first element

@@ -34,7 +34,15 @@ struct gcr_variant {
     void **cptr;             /* per value: its packed copy in consts (NULL: read in place) */
     gcr_exec_stage *stage;   /* the host staging's copies for this signature (staging.c), lent to job */
     unsigned stage_gen;      /* the graph's stage_gen they were planned for */
+    struct gcr_dev_buf *incopy; /* per graph input: device copy of an input bound to memory this variant
+                                   writes (its own output), made at the first such run, else NULL */
 };
+
+/* A device buffer a variant owns (the backend's memory). */
+typedef struct gcr_dev_buf {
+    void *buf;
+    size_t bytes;
+} gcr_dev_buf;
 
 /* A host buffer of a graph's staging (the backend's host memory); buf NULL: not staged. */
 typedef struct gcr_host_buf {
@@ -87,6 +95,11 @@ void gcr_variant_free(gcr_graph *g, gcr_variant *v);
 void gcr_sigcache_clear(gcr_graph *g);
 /* Data pointers of values read from outside (inputs may move between replays) and of views. */
 void gcr_variant_refresh_ptrs(gcr_graph *g, gcr_variant *v);
+/* After gcr_variant_refresh_ptrs: an input whose bytes overlap a buffer v's run writes (the graph's
+ * own output bound as its input, as a recurrent loop does) is copied first into a device buffer of
+ * v's, and v reads the copy, so the run computes what the same calls would eagerly. A staged input
+ * there is refused (GCR_ERR_INVALID). */
+gcr_status gcr_variant_unalias_inputs(gcr_graph *g, gcr_variant *v);
 /* Frees g and its variants; gcr_graph_destroy is this for graphs the user owns (not a region's). */
 void gcr_graph_free(gcr_graph *g);
 /* Makes a graph from a finished trace and runs it once. With owns_handles (explicit capture) the

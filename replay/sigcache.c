@@ -44,6 +44,7 @@ static gcr_status variant_run(gcr_graph *g, gcr_variant *v)
     gcr_lru_touch(&g->lru, &v->lru);
     gcr_variant_refresh_ptrs(g, v);
     GCR_TRY(gcr_variant_stage(g, v));
+    GCR_TRY(gcr_variant_unalias_inputs(g, v));
     v->job.set = gcr_graph_settings(g);
     GCR_TRY(v->ex->run(&v->job));
     g->cur = v;

@@ -79,22 +79,36 @@ void gcr_variant_stage_free(gcr_graph *g, gcr_variant *v)
     v->job.n_stage_in = v->job.n_stage_out = 0;
 }
 
-/* stage entry for value x of v and host buffer h; which names the side in messages. A buffer of
- * another size is freed (unstaged): the caller stages it again once it knows the new size. */
-static gcr_status stage_entry(gcr_graph *g, gcr_variant *v, int x, gcr_host_buf *h, const char *which, int i,
-                              gcr_exec_stage *e)
+/* Host buffer h (of input or output i) against the meta m its tensor has now (NULL: not known
+ * yet): a buffer of another size is freed (unstaged), and the first such one in a check names the
+ * side, the index and both sizes in the GCR_ERR_SHAPE *s returns; an input that is an expand view
+ * cannot take the copy (GCR_ERR_INVALID, the buffer kept). Every buffer is checked before *s is
+ * returned, so one failed replay unstages all that no longer fit. */
+static void fit(gcr_graph *g, gcr_host_buf *h, const gcr_meta *m, bool input, int i, gcr_status *s)
+{
+    gcr_ctx *ctx = g->ctx;
+    const char *which = input ? "input" : "output";
+    if (!h->buf || !m) return;
+    char b[128];
+    size_t need = (size_t)gcr_meta_numel(m) * gcr_dtype_size(m->dtype), had = h->bytes;
+    if (h->bytes != need) {
+        unstage(g, h);
+        if (*s == GCR_OK)
+            *s = gcr_set_error(ctx, GCR_ERR_SHAPE,
+                               "replay: the host buffer of %s %d holds %zu bytes, the %s is now %s (%zu bytes); it is "
+                               "unstaged: stage it again with the new size", which, i, had, which, gcr_meta_str(m, b, sizeof b), need);
+    } else if (input && gcr_meta_overlaps(m) && *s == GCR_OK) {
+        *s = gcr_set_error(ctx, GCR_ERR_INVALID,
+                           "replay: input %d (%s) is staged from a host buffer but is an expand view whose elements share "
+                           "memory: bind a tensor of its own", i, gcr_meta_str(m, b, sizeof b));
+    }
+}
+
+/* stage entry for value x of v and host buffer h, whose size fit() checked */
+static gcr_status stage_entry(gcr_graph *g, gcr_variant *v, int x, gcr_host_buf *h, gcr_exec_stage *e)
 {
     gcr_ctx *ctx = g->ctx;
     const gcr_meta *m = &v->ir->values[x].m;
-    size_t need = (size_t)gcr_meta_numel(m) * gcr_dtype_size(m->dtype);
-    if (h->bytes != need) {
-        char b[128];
-        size_t had = h->bytes;
-        unstage(g, h);
-        return gcr_set_error(ctx, GCR_ERR_SHAPE,
-                             "replay: the host buffer of %s %d holds %zu bytes, the %s is now %s (%zu bytes); it is unstaged: "
-                             "stage it again with the new size", which, i, had, which, gcr_meta_str(m, b, sizeof b), need);
-    }
     *e = (gcr_exec_stage){x, h->buf, h->bytes, NULL};
     if (!gcr_meta_is_contiguous(m)) {
         gcr_meta d = *m;
@@ -109,7 +123,14 @@ gcr_status gcr_variant_stage(gcr_graph *g, gcr_variant *v)
 {
     if (v->stage_gen == g->stage_gen) return GCR_OK;
     gcr_variant_stage_free(g, v);
-    int n_in = 0, n_out = 0, n_o = g->trace->n_outputs;
+    int n_o = g->trace->n_outputs;
+    gcr_status fits = GCR_OK;
+    for (int i = 0; g->host_in && i < g->n_inputs; i++)
+        fit(g, &g->host_in[i], &v->ir->values[v->ir->inputs[i]].m, true, i, &fits);
+    for (int o = 0; g->host_out && o < n_o; o++)
+        fit(g, &g->host_out[o], &v->ir->values[v->ir->outputs[o]].m, false, o, &fits);
+    GCR_TRY(fits);
+    int n_in = 0, n_out = 0;
     for (int i = 0; g->host_in && i < g->n_inputs; i++) n_in += g->host_in[i].buf != NULL;
     for (int o = 0; g->host_out && o < n_o; o++) n_out += g->host_out[o].buf != NULL;
     if (n_in + n_out) {
@@ -119,9 +140,9 @@ gcr_status gcr_variant_stage(gcr_graph *g, gcr_variant *v)
     gcr_status s = GCR_OK;
     int k = 0;
     for (int i = 0; s == GCR_OK && g->host_in && i < g->n_inputs; i++)
-        if (g->host_in[i].buf) s = stage_entry(g, v, v->ir->inputs[i], &g->host_in[i], "input", i, &v->stage[k++]);
+        if (g->host_in[i].buf) s = stage_entry(g, v, v->ir->inputs[i], &g->host_in[i], &v->stage[k++]);
     for (int o = 0; s == GCR_OK && g->host_out && o < n_o; o++)
-        if (g->host_out[o].buf) s = stage_entry(g, v, v->ir->outputs[o], &g->host_out[o], "output", o, &v->stage[k++]);
+        if (g->host_out[o].buf) s = stage_entry(g, v, v->ir->outputs[o], &g->host_out[o], &v->stage[k++]);
     v->job.stage = v->stage;
     v->job.n_stage_in = n_in;
     v->job.n_stage_out = n_out;
@@ -136,10 +157,18 @@ gcr_status gcr_variant_stage(gcr_graph *g, gcr_variant *v)
 
 gcr_status gcr_graph_stage_eager(gcr_graph *g, bool in)
 {
+    gcr_status fits = GCR_OK;
     if (in) {
+        for (int i = 0; g->host_in && i < g->n_inputs; i++) fit(g, &g->host_in[i], &g->in_t[i]->m, true, i, &fits);
+        GCR_TRY(fits);
         for (int i = 0; g->host_in && i < g->n_inputs; i++)
             if (g->host_in[i].buf) GCR_TRY(gcr_tensor_from_host(g->in_t[i], g->host_in[i].buf, g->host_in[i].bytes));
     } else {
+        for (int o = 0; g->host_out && o < g->trace->n_outputs; o++) {
+            const gcr_tensor *t = gcr_graph_get_output(g, o);
+            fit(g, &g->host_out[o], t ? &t->m : NULL, false, o, &fits); /* known once the op list ran */
+        }
+        GCR_TRY(fits);
         for (int o = 0; g->host_out && o < g->trace->n_outputs; o++)
             if (g->host_out[o].buf)
                 GCR_TRY(gcr_tensor_to_host(gcr_graph_get_output(g, o), g->host_out[o].buf, g->host_out[o].bytes));

@@ -38,6 +38,9 @@ void gcr_variant_free(gcr_graph *g, gcr_variant *v)
             if (v->outbuf && v->outbuf[x]) free_output(ctx, v, x);
         }
     }
+    for (int i = 0; v->incopy && v->ir && i < v->ir->n_inputs; i++)
+        if (v->incopy[i].buf) ctx->be->free(ctx, v->incopy[i].buf, v->incopy[i].bytes);
+    free(v->incopy);
     if (v->arena) ctx->be->free(ctx, v->arena, v->ir->arena_bytes);
     if (v->consts) ctx->be->free(ctx, v->consts, v->consts_bytes);
     free(v->cptr);

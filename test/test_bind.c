@@ -4,8 +4,9 @@
  * and 0 (eager interpreter); where a parameter as written cannot apply (a literal reshape, a
  * permutation of another length, an axis past the new rank), the replay fails loudly naming the
  * op and the values. Each case captures on one shape, binds another, replays, and compares with
- * eager on fresh random data. A reshape captured as a view fails loudly when bound to a strided
- * input. */
+ * eager on fresh random data. A reshape captured as a view, bound to a strided input, gives eager's
+ * result too (the op list runs as the API would). A graph's own output bound as its input reads the
+ * values it held before the replay. */
 #include "capture_util.h"
 
 typedef gcr_tensor *(*model_fn)(gcr_ctx *ctx, gcr_tensor *x);
@@ -227,6 +228,52 @@ static void test_bind_strides(void)
     }
 }
 
+static gcr_tensor *m_add_transposed(gcr_ctx *ctx, gcr_tensor *x)
+{
+    return gcr_add(ctx, x, gcr_permute(ctx, x, (int[GCR_MAX_DIMS]){1, 0}));
+}
+static gcr_tensor *m_square_plus_t(gcr_ctx *ctx, gcr_tensor *x)
+{
+    return gcr_add(ctx, gcr_mul_scalar(ctx, gcr_matmul(ctx, x, x), 0.25f), gcr_permute(ctx, x, (int[GCR_MAX_DIMS]){1, 0}));
+}
+
+/* A graph's own output bound as its input, as a recurrent loop does: each replay reads the values
+ * the output held before it, as the eager calls would, never elements it has already overwritten
+ * (fused and unfused, 3 steps). A staged input there is refused. */
+static void test_bind_own_output(void)
+{
+    static const model_fn models[] = {m_add_transposed, m_square_plus_t};
+    for (int fusion = 0; fusion <= 1; fusion++)
+        for (int m = 0; m < 2; m++) {
+            gcr_ctx *ctx = cu_ctx(1, 8, 1);
+            gcr_knobs kn = gcr_ctx_opts_default().knobs;
+            kn.fusion = fusion;
+            OK(ctx, gcr_ctx_set_knobs(ctx, &kn));
+            gcr_tensor *x = h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){7, 7}, GCR_NCHW, -1, 1);
+            gcr_graph *g = NULL;
+            OK(ctx, gcr_capture_begin(ctx));
+            gcr_tensor *y = models[m](ctx, x);
+            OK(ctx, gcr_capture_end(ctx, &g));
+            OK(ctx, gcr_graph_bind_input(g, 0, y));
+            for (int step = 0; step < 3; step++) {
+                gcr_tensor *before = gcr_contiguous(ctx, y, GCR_NCHW); /* a copy of y's values now */
+                char what[96];
+                snprintf(what, sizeof what, "model %d fusion %d: output bound as input, step %d", m, fusion, step);
+                if (!CHECK(gcr_graph_replay(g) == GCR_OK, "%s: %s", what, gcr_ctx_error(ctx))) break;
+                same_as_eager(ctx, models[m], y, before, what);
+                gcr_tensor_free(before);
+            }
+            void *hb = NULL;
+            OK(ctx, gcr_graph_input_host(g, 0, gcr_tensor_nbytes(y), &hb));
+            gcr_status s = gcr_graph_replay(g);
+            CHECK(s == GCR_ERR_INVALID && strstr(gcr_ctx_error(ctx), "staged"),
+                  "model %d fusion %d: a staged input that is the graph's output: %s (%s)", m, fusion, gcr_status_name(s),
+                  gcr_ctx_error(ctx));
+            gcr_graph_destroy(g);
+            gcr_ctx_destroy(ctx);
+        }
+}
+
 /* the issue's example in numbers: softmax(x)+mean(x) of a [2,3,5] input bound to a [3,5] graph */
 static void test_issue_example(void)
 {
@@ -252,6 +299,7 @@ static void all(void)
     RUN(test_bind_other_shape);
     RUN(test_bind_inapplicable);
     RUN(test_bind_strides);
+    RUN(test_bind_own_output);
 }
 
 int main(void)
