@@ -337,6 +337,8 @@ gcr_status gcr_region_mark_output(gcr_ctx *ctx, gcr_tensor *t)
     GCR_CHECK(ctx, (t->flags & GCR_TF_TRACED) && t->trace == r && t->value >= 0 && t->value < tr->n_values &&
                        tr->values[t->value].handle == t,
               GCR_ERR_CAPTURE, "graph_output: the tensor is not a result of region %s", r->name);
+    for (int i = 0; i < r->n_marks; i++)
+        if (r->marks[i] == t) return GCR_OK; /* marked twice in one pass: one output, as a trace records it */
     GCR_TRY(push_ptr(ctx, &r->marks, &r->n_marks, &r->cap_marks, t));
     if (tr->values[t->value].marked) return GCR_OK;
     GCR_TRY(diverge(r, r->cursor));
