@@ -360,36 +360,51 @@ gcr_tensor *gcr_expand(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *sha
 
 /* x's dims (leading 1s added up to nd) each reps[d] times: the copies of a dim follow one another
  * whole (whole: repeat) or each element repeats in place (nearest upsampling). An expand of x with
- * a size-1 dim beside each repeated one, then one copy (the reshape of the strided expand) that
- * merges each pair. */
+ * a new leading dim per repeated dim (x's own dims kept as -1), a permute that puts each new dim
+ * beside its dim (before it: whole; after it: in place), and flattens that merge each pair (the
+ * first copies the strided view, the others are views of that copy). Nothing in the calls names
+ * one of x's sizes, so a graph that recorded them takes an input of other sizes (gcr.h,
+ * gcr_graph_bind_input). */
 static gcr_tensor *replicate(gcr_ctx *ctx, gcr_tensor *x, int nd, const int64_t *reps, bool whole)
 {
-    int64_t split[2 * GCR_MAX_DIMS], big[2 * GCR_MAX_DIMS], size[GCR_MAX_DIMS];
-    int k = 0;
-    for (int d = 0; d < nd; d++) {
-        int xd = d - (nd - x->m.ndim);
-        size[d] = xd >= 0 ? x->m.shape[xd] : 1;
-        if (reps[d] != 1 && whole) { split[k] = 1; big[k++] = reps[d]; }
-        split[k] = size[d];
-        big[k++] = size[d];
-        if (reps[d] != 1 && !whole) { split[k] = 1; big[k++] = reps[d]; }
-    }
-    if (k > GCR_MAX_DIMS) {
+    const int lead = nd - x->m.ndim; /* new leading dims, of size 1 in x */
+    int64_t big[2 * GCR_MAX_DIMS];
+    int perm[2 * GCR_MAX_DIMS], pair[GCR_MAX_DIMS], r = 0, k = 0, np = 0;
+    for (int d = 0; d < nd; d++) r += reps[d] != 1;
+    if (nd + r > GCR_MAX_DIMS) {
         char b[96];
-        gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "%d dims and %d repeated ones for %s: more than %d dims in all", nd,
-                      k - nd, gcr_meta_str(&x->m, b, sizeof b), GCR_MAX_DIMS);
+        gcr_set_error(ctx, GCR_ERR_UNSUPPORTED, "%d dims and %d repeated ones for %s: more than %d dims in all", nd, r,
+                      gcr_meta_str(&x->m, b, sizeof b), GCR_MAX_DIMS);
         return NULL;
     }
-    gcr_tensor *a = gcr_reshape(ctx, x, k, split);
-    gcr_tensor *e = a ? gcr_expand(ctx, a, k, big) : NULL;
-    gcr_tensor *y = NULL;
-    if (e) { /* the expand kept every product within GCR_MAX_BYTES */
-        for (int d = 0; d < nd; d++) size[d] *= reps[d];
-        y = gcr_reshape(ctx, e, nd, size);
+    /* expanded dims: [repeat of each repeated dim d, in order] then [dim d of the result: 1 for a
+     * new leading one, x's (-1) for the others] */
+    for (int d = 0, q = 0; d < nd; d++) {
+        if (reps[d] != 1) big[q++] = reps[d];
+        big[r + d] = d < lead ? 1 : -1;
     }
-    gcr_tensor_free(a);
+    for (int d = 0, q = 0; d < nd; d++) {
+        const int rep = reps[d] != 1 ? q++ : -1;
+        if (rep >= 0 && whole) perm[k++] = rep;
+        perm[k++] = r + d;
+        if (rep >= 0 && !whole) perm[k++] = rep;
+        if (rep >= 0) pair[np++] = k - 2;
+    }
+    gcr_tensor *e = gcr_expand(ctx, x, nd + r, big);
+    gcr_tensor *t = e ? gcr_permute(ctx, e, perm) : NULL;
     gcr_tensor_free(e);
-    return y;
+    if (t && np == 0) { /* nothing repeated: a copy where t is strided, as a reshape makes it */
+        gcr_tensor *y = nd > 0 ? gcr_flatten(ctx, t, 0, 0) : gcr_reshape(ctx, t, 0, NULL);
+        gcr_tensor_free(t);
+        return y;
+    }
+    /* merge the pairs from the last, so the earlier pairs' dims stay where the permute put them */
+    for (int i = np - 1; i >= 0 && t; i--) {
+        gcr_tensor *y = gcr_flatten(ctx, t, pair[i], pair[i] + 1);
+        gcr_tensor_free(t);
+        t = y;
+    }
+    return t;
 }
 
 gcr_tensor *gcr_repeat(gcr_ctx *ctx, gcr_tensor *x, int ndim, const int64_t *reps)

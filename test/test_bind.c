@@ -79,7 +79,17 @@ typedef struct bind_case {
     int64_t s1[4], s2[4];
 } bind_case;
 
+/* composites: repeat (a leading new dim too) and nearest upsampling record no size of x */
+static gcr_tensor *m_repeat(gcr_ctx *ctx, gcr_tensor *x)
+{
+    return gcr_exp(ctx, gcr_repeat(ctx, x, 3, (int64_t[]){2, 1, 3}));
+}
+static gcr_tensor *m_upsample(gcr_ctx *ctx, gcr_tensor *x) { return gcr_neg(ctx, gcr_upsample_nearest2d(ctx, x, 2, 3)); }
+
 static const bind_case good[] = {
+    {"repeat(2,1,3) [3,4]->[5,7]", m_repeat, 2, 2, {3, 4}, {5, 7}},
+    {"repeat(2,1,3) [2,3,4]->[4,3,5]", m_repeat, 3, 3, {2, 3, 4}, {4, 3, 5}},
+    {"upsample(2,3) [1,2,3,4]->[2,3,5,2]", m_upsample, 4, 4, {1, 2, 3, 4}, {2, 3, 5, 2}},
     {"softmax+mean(-1) [3,5]->[2,3,5]", m_softmax_mean, 2, 3, {3, 5}, {2, 3, 5}},
     {"sum(-1) [4,8]->[2,4,8]", m_sum_last, 2, 3, {4, 8}, {2, 4, 8}},
     {"sum(-1) [2,4,8]->[4,8]", m_sum_last, 3, 2, {2, 4, 8}, {4, 8}},
