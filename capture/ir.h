@@ -41,7 +41,8 @@ int gcr_group_find(gcr_ir *ir, int n);
 typedef struct gcr_fuse gcr_fuse;
 gcr_status gcr_fuse_begin(gcr_ir *ir);
 void gcr_fuse_end(gcr_ir *ir);
-/* true when node n's kind may be fused at all (knobs.fusion, skip_fuse, nofuse, dead) */
+/* true when node n's kind may be fused at all (knobs.fusion, skip_fuse, nofuse, dead; not a node
+ * that reads or makes a 32- or 64-bit integer, which generated kernels would compute in float) */
 bool gcr_fuse_enabled(const gcr_ir *ir, int n);
 /* true when knobs.skip_fuse (GCR_SKIP_FUSE, comma-separated) names token want */
 bool gcr_fuse_skipped(const gcr_ir *ir, const char *want);

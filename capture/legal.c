@@ -233,12 +233,22 @@ bool gcr_fuse_skipped(const gcr_ir *ir, const char *want)
 /* skip_fuse tokens: each kind's own (kinds.def): pointwise, reduce (reductions and pools), conv, matmul */
 static bool kind_skipped(const gcr_ir *ir, const gcr_kind_info *k) { return gcr_fuse_skipped(ir, k->skip); }
 
+/* a 32- or 64-bit integer: generated kernels compute in float, exact only to 2^24, and saturate
+ * where a cast of integers wraps; such a node runs on the backend's own kernel */
+static bool wide_int(const gcr_ir *ir, int v)
+{
+    return v >= 0 && (ir->values[v].m.dtype == GCR_I32 || ir->values[v].m.dtype == GCR_I64);
+}
+
 bool gcr_fuse_enabled(const gcr_ir *ir, int n)
 {
     const gcr_node *nd = &ir->nodes[n];
     const gcr_kind_info *k = gcr_kind_of(nd->op);
     if (!ir->ctx->knobs.fusion || nd->dead || nd->nofuse) return false;
     if (!gcr_op_is_pointwise(nd->op) && !gcr_op_is_anchor(nd->op)) return false;
+    if (wide_int(ir, nd->out)) return false;
+    for (int i = 0; i < nd->n_in; i++)
+        if (wide_int(ir, nd->in[i])) return false;
     return !kind_skipped(ir, k);
 }
 

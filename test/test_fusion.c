@@ -5,7 +5,8 @@
  * products); reductions, linear/matmul epilogues, horizontal fusion (hundreds of
  * siblings too), cycles the fuser must refuse, the knobs (fusion, single_node, skip_fuse,
  * horizontal), the backend's operand budget (every fused kernel within it, as codegen counts), and
- * pointwise chains reading expand views (stride-0 loads) and expand's composites. */
+ * pointwise chains reading expand views (stride-0 loads) and expand's composites; integer casts
+ * and -0.0 scalars replay exactly as eager. */
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "../lib/cuda/codegen.h"
@@ -631,8 +632,47 @@ static void test_expand(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* Values a generated kernel would compute otherwise, replayed as eager runs them (fused, and with
+ * single_node): integer casts past 2^24, exact and wrapping where they narrow (generated kernels
+ * compute in float, so such nodes stay on the backend's kernels), and a -0.0 scalar, whose sign
+ * rsqrt shows (the CPU executor kept a splat of +0.0 for it) */
+static void test_exact_values(void)
+{
+    static const int64_t big[4] = {4294967297LL, 9007199254740993LL, 33554433, -33554433};
+    static const float fx[4] = {1, 2, 3, 4};
+    for (int single = 0; single <= 1; single++) {
+        gcr_ctx *ctx = ctx_knobs(1, single, 1, NULL);
+        gcr_tensor *x = gcr_tensor_from_data(ctx, GCR_I64, 1, (int64_t[]){4}, GCR_NCHW, big);
+        gcr_tensor *f = gcr_tensor_from_data(ctx, GCR_F32, 1, (int64_t[]){4}, GCR_NCHW, fx);
+        gcr_tensor *want = gcr_cast(ctx, gcr_cast(ctx, x, GCR_I32), GCR_I64);
+        int64_t hw[4] = {0};
+        OK(ctx, gcr_tensor_to_host(want, hw, sizeof hw));
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_tensor *y = gcr_cast(ctx, gcr_cast(ctx, x, GCR_I32), GCR_I64);
+        gcr_tensor *z = gcr_rsqrt(ctx, gcr_mul_scalar(ctx, f, -0.0f));
+        OK(ctx, gcr_capture_end(ctx, &g));
+        for (int it = 0; it < 2 && g; it++) {
+            if (it) OK(ctx, gcr_graph_replay(g));
+            int64_t hy[4] = {0};
+            float hz[4] = {0};
+            OK(ctx, gcr_tensor_to_host(y, hy, sizeof hy));
+            OK(ctx, gcr_tensor_to_host(z, hz, sizeof hz));
+            for (int i = 0; i < 4; i++) {
+                CHECK(hy[i] == hw[i], "single_node %d pass %d: cast i64->i32->i64 of %lld: %lld, eager %lld", single, it,
+                      (long long)big[i], (long long)hy[i], (long long)hw[i]);
+                CHECK(isinf(hz[i]) && signbit(hz[i]), "single_node %d pass %d: rsqrt(%g * -0.0) = %g, want -inf", single, it,
+                      (double)fx[i], (double)hz[i]);
+            }
+        }
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 static void all(void)
 {
+    RUN(test_exact_values);
     RUN(test_hardswish);
     RUN(test_conv_bn_hswish);
     RUN(test_two_outputs);

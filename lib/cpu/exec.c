@@ -33,6 +33,15 @@ typedef struct cpu_state {
     int n_plans;
 } cpu_state;
 
+/* a and b are the same float, bit for bit (so -0.0 is not 0.0) */
+static bool same_bits(float a, float b)
+{
+    uint32_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+
 static float round_to(float x, gcr_dtype t)
 {
     if (t == GCR_F32) return x;
@@ -168,7 +177,7 @@ static void run_group(cpu_state *st, gcr_exec_job *job, const gcr_group *g, cons
                 }
                 float c = k == 1 && x->has_scalar ? x->p0 : gcr_op_missing_input(x->op, k);
                 float *f = st->fill + (size_t)k * GCR_TILE;
-                if (f[0] != c || f[cnt - 1] != c)
+                if (!same_bits(f[0], c) || !same_bits(f[cnt - 1], c)) /* -0.0 == 0.0, but not in 1 / x */
                     for (int t = 0; t < GCR_TILE; t++) f[t] = c;
                 A[k] = f;
             }
