@@ -1,8 +1,10 @@
 /* pass_fold_bn.c — fusion rule 5: conv2d -> batch_norm with constant parameters, where nothing
  * else reads the conv's result, folds into the conv: w' = w * s, b' = (b - mean) * s + beta with
- * s = gamma / sqrt(var + eps) per output channel. The new weights are computed once, at capture
- * end, on the device with eager gcr ops, and become constants owned by the IR. */
+ * s = gamma / sqrt(var + eps) per output channel. The new weights are computed once, at
+ * capture end, on the device with eager gcr ops, and become constants owned by the IR; a pair
+ * whose folded weights or bias are not finite in the conv's dtype stays unfolded. */
 #include "ir.h"
+#include <math.h>
 
 static bool is_const(const gcr_ir *ir, int v) { return v < 0 || ir->values[v].kind == GCR_V_CONST; }
 
@@ -13,6 +15,20 @@ static gcr_tensor *as_f32(gcr_ctx *ctx, gcr_tensor *t, gcr_tensor **made)
     *made = NULL;
     if (!t || t->m.dtype == GCR_F32) return t;
     return *made = gcr_cast(ctx, t, GCR_F32);
+}
+
+/* whether every element of t (of any float dtype) is finite: the sum of their magnitudes in f32,
+ * which no f16 or bf16 tensor can overflow */
+static bool all_finite(gcr_ctx *ctx, gcr_tensor *t)
+{
+    gcr_tensor *f = t ? gcr_cast(ctx, t, GCR_F32) : NULL, *a = f ? gcr_abs(ctx, f) : NULL;
+    gcr_tensor *sum = a ? gcr_sum(ctx, a, NULL, 0, 0) : NULL;
+    float h = NAN;
+    bool ok = sum && gcr_tensor_to_host(sum, &h, sizeof h) == GCR_OK && isfinite(h);
+    gcr_tensor_free(f);
+    gcr_tensor_free(a);
+    gcr_tensor_free(sum);
+    return ok;
 }
 
 /* eager helpers that tolerate NULL (the caller's eager section catches their errors) */
@@ -94,11 +110,15 @@ gcr_status gcr_pass_fold_bn(gcr_ir *ir)
         gcr_tensor *w2 = fold_weights(ctx, ir->values[nc->in[1]].ext, nc->in[2] >= 0 ? ir->values[nc->in[2]].ext : NULL,
                                       EXT(1), EXT(2), EXT(3), EXT(4), nb->p.f[0], &bias);
 #undef EXT
+        /* a scale past the dtype's range (var + eps 0, or a large mean and scale in f16) would
+         * leave inf or NaN where the unfolded pair's values are finite: such a pair stays unfolded */
+        const bool finite = w2 && bias && all_finite(ctx, w2) && all_finite(ctx, bias);
         gcr_status st = gcr_eager_end(ctx, &sec);
-        if (st != GCR_OK || !w2 || !bias) {
+        if (st != GCR_OK || !w2 || !bias || !finite) {
             gcr_tensor_free(w2);
             gcr_tensor_free(bias);
-            gcr_info(ctx, "fold_bn: conv#%d + batch_norm#%d not folded (eager folding failed)", cv, bn);
+            gcr_info(ctx, "fold_bn: conv#%d + batch_norm#%d not folded (%s)", cv, bn,
+                     st != GCR_OK || !w2 || !bias ? "eager folding failed" : "folded weights or bias not finite in their dtype");
             continue;
         }
         gcr_tensor_keep(gcr_tensor_set_const(w2));

@@ -670,9 +670,45 @@ static void test_exact_values(void)
     }
 }
 
+/* conv -> batch_norm whose folded weights or bias leave the dtype's range stays unfolded, so the
+ * replay has eager's values: f16 with mean 300 and var 0 (a folded bias of -94868, past f16's
+ * 65504: -inf everywhere when folded), and f32 with var + eps = 0 (an infinite scale: NaN folded,
+ * where eager gives +-inf) */
+static void test_fold_out_of_range(void)
+{
+    static const float xs[3] = {300.0f, 300.25f, 299.75f}, xs0[3] = {2.0f, 0.5f, 1.0f};
+    for (int c = 0; c < 2; c++) {
+        gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+        const gcr_dtype dt = c ? GCR_F32 : GCR_F16;
+        const float mean = c ? 1.0f : 300.0f, eps = c ? 0.0f : 1e-5f;
+        const int64_t xsh[4] = {1, 1, 1, 3}, one[4] = {1, 1, 1, 1}, ch[1] = {1};
+        gcr_tensor *x = gcr_cast(ctx, gcr_tensor_from_data(ctx, GCR_F32, 4, xsh, GCR_NCHW, c ? xs0 : xs), dt);
+        gcr_tensor *w = gcr_tensor_set_const(gcr_cast(ctx, gcr_tensor_from_data(ctx, GCR_F32, 4, one, GCR_NCHW, (float[]){1}), dt));
+        gcr_tensor *bn[4];
+        const float bnv[4] = {mean, 0.0f, 1.0f, 0.0f}; /* mean, var, gamma, beta */
+        for (int k = 0; k < 4; k++)
+            bn[k] = gcr_tensor_set_const(gcr_cast(ctx, gcr_tensor_from_data(ctx, GCR_F32, 1, ch, GCR_NCHW, &bnv[k]), dt));
+        gcr_conv2d_params p = gcr_conv2d_default();
+        gcr_tensor *want = gcr_batch_norm(ctx, gcr_conv2d(ctx, x, w, NULL, &p), bn[0], bn[1], bn[2], bn[3], eps);
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_tensor *y = gcr_batch_norm(ctx, gcr_conv2d(ctx, x, w, NULL, &p), bn[0], bn[1], bn[2], bn[3], eps);
+        OK(ctx, gcr_capture_end(ctx, &g));
+        float *a = h_read(y), *e = h_read(want);
+        for (int i = 0; a && e && i < 3; i++)
+            CHECK(a[i] == e[i] || (isnan(a[i]) && isnan(e[i])), "%s conv + batch_norm (mean %g, var 0, eps %g): x %g gives %g, eager %g",
+                  gcr_dtype_name(dt), (double)mean, (double)eps, (double)(c ? xs0 : xs)[i], (double)a[i], (double)e[i]);
+        free(a);
+        free(e);
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 static void all(void)
 {
     RUN(test_exact_values);
+    RUN(test_fold_out_of_range);
     RUN(test_hardswish);
     RUN(test_conv_bn_hswish);
     RUN(test_two_outputs);
