@@ -97,10 +97,12 @@ gcr_status gcr_graph_output(gcr_ctx *ctx, gcr_tensor *t)
 {
     if (!ctx) return GCR_ERR_INVALID;
     GCR_CHECK(ctx, t, GCR_ERR_INVALID, "graph_output: NULL tensor");
+    GCR_CHECK(ctx, t->ctx == ctx, GCR_ERR_INVALID, "graph_output: the tensor belongs to another context");
     if (ctx->mode == GCR_MODE_CHECK) return gcr_region_mark_output(ctx, t);
-    /* eager: nothing to mark, so one model function serves eager runs and captures alike */
-    if (ctx->mode == GCR_MODE_EAGER && !(t->flags & GCR_TF_TRACED)) return GCR_OK;
-    gcr_ir *ir = ctx->mode == GCR_MODE_CAPTURE ? open_trace(ctx) : NULL;
+    /* eager: nothing to mark (an output of a finished capture included), so one model function
+     * serves eager runs and captures alike */
+    if (ctx->mode == GCR_MODE_EAGER) return GCR_OK;
+    gcr_ir *ir = open_trace(ctx);
     GCR_CHECK(ctx, ir, GCR_ERR_CAPTURE, "graph_output: the context is not capturing");
     GCR_CHECK(ctx, gcr_trace_owns(ir, t), GCR_ERR_CAPTURE,
               "graph_output: the tensor is not a result of the current capture");
