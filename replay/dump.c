@@ -20,16 +20,15 @@ static bool want(const gcr_ctx *ctx, const char *what)
 
 static void write_file(gcr_ctx *ctx, const char *dir, const char *stem, const char *suffix, const char *text)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s_%s", dir, stem, suffix);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        gcr_info(ctx, "dump: cannot write %s", path);
-        return;
+    char name[96], *tmp;
+    snprintf(name, sizeof name, "%s_%s", stem, suffix);
+    char *path = gcr_path_join(dir, name);
+    FILE *f = path ? gcr_file_begin(ctx, path, &tmp, "dump") : NULL;
+    if (f) {
+        fputs(text ? text : "", f);
+        if (gcr_file_commit(ctx, f, tmp, path, "dump")) gcr_info(ctx, "dump: wrote %s", path);
     }
-    fputs(text ? text : "", f);
-    fclose(f);
-    gcr_info(ctx, "dump: wrote %s", path);
+    free(path);
 }
 
 static char *describe(const gcr_ir *ir)
@@ -46,7 +45,7 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v)
     if (!ctx->knobs.dump || !ctx->knobs.dump_dir) return;
     const char *dir = ctx->knobs.dump_dir;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        gcr_info(ctx, "dump: cannot create %s", dir);
+        gcr_progress(ctx, "dump: cannot create %s: %s", dir, strerror(errno));
         return;
     }
     gcr_capstate *cs = gcr_capstate_get(ctx);

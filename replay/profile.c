@@ -1,7 +1,8 @@
 /* profile.c — knobs.profile: per-kernel timings collected by the executors (clock_gettime on the
  * CPU; a CUDA executor adds event timings through gcr_prof_add) and written as Chrome trace JSON
  * (traceEvents, ph "X", ts/dur in microseconds) when the graph is destroyed (explicitly or with
- * its ctx). Each write replaces the file, so with several graphs the last one destroyed is kept. */
+ * its ctx). Each write replaces the file whole (files.c), so with several graphs, on any number of
+ * contexts, the last one destroyed is kept. */
 #include "graph.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +29,10 @@ void gcr_prof_add(gcr_graph *g, const char *name, double ts_us, double dur_us)
 void gcr_prof_write(gcr_graph *g)
 {
     const char *path = g->ctx->knobs.profile;
+    char *tmp;
     if (!path || !g->n_prof) return;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        gcr_info(g->ctx, "profile: cannot write %s", path);
-        return;
-    }
+    FILE *f = gcr_file_begin(g->ctx, path, &tmp, "profile");
+    if (!f) return;
     fprintf(f, "{\"traceEvents\":[\n");
     for (int i = 0; i < g->n_prof; i++) {
         const gcr_prof_event *e = &g->prof[i];
@@ -44,6 +43,5 @@ void gcr_prof_write(gcr_graph *g)
                 i + 1 < g->n_prof ? "," : "");
     }
     fprintf(f, "]}\n");
-    fclose(f);
-    gcr_progress(g->ctx, "wrote %d kernel timings to %s", g->n_prof, path);
+    if (gcr_file_commit(g->ctx, f, tmp, path, "profile")) gcr_info(g->ctx, "profile: wrote %d kernel timings to %s", g->n_prof, path);
 }

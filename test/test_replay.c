@@ -5,6 +5,7 @@
  * reshape) fails loudly; a graph may have any number of inputs. */
 #include "capture_util.h"
 #include <cjson/cJSON.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static gcr_tensor *model(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *b)
@@ -358,6 +359,46 @@ static void test_dumps_profile(void)
     free(js);
     unlink(prof);
     gcr_ctx_destroy(ctx);
+
+    /* a dump directory longer than any fixed path buffer (1,283 characters): the plan lands in it,
+     * under its own name (a 1024-byte buffer put it beside the directory, truncated) */
+    char *deep = malloc(1400), *file = malloc(1500);
+    int n = snprintf(deep, 1400, "/tmp/gcr_test_long_%d", (int)getpid());
+    mkdir(deep, 0777);
+    for (int level = 0; level < 5; level++) {
+        deep[n++] = '/';
+        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
+        deep[n] = 0;
+        if (level < 4) mkdir(deep, 0777);
+    }
+    o.knobs.dump = "plan";
+    o.knobs.dump_dir = deep;
+    o.knobs.profile = NULL;
+    ctx = NULL;
+    if (CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) {
+        gcr_tensor *x2 = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
+        gcr_tensor *b2 = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+        OK(ctx, gcr_capture_begin(ctx));
+        model(ctx, x2, b2);
+        OK(ctx, gcr_capture_end(ctx, &g));
+        gcr_graph_destroy(g);
+        char *txt = NULL;
+        for (int k = 1; k < 64 && !txt; k++) {
+            snprintf(file, 1500, "%s/g%d_v1_plan.txt", deep, k);
+            txt = h_slurp(file);
+        }
+        CHECK(txt && strstr(txt, "arena"), "a plan dumped into a %d-character directory", (int)strlen(deep));
+        free(txt);
+        unlink(file);
+        gcr_ctx_destroy(ctx);
+    }
+    for (int level = 4; level >= 0; level--) { /* the directories, deepest first */
+        rmdir(deep);
+        *strrchr(deep, '/') = 0;
+    }
+    rmdir(deep);
+    free(deep);
+    free(file);
 }
 
 /* A graph with more inputs than a stack frame holds signatures for (70,000 inputs x ~140-byte
