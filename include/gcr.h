@@ -88,7 +88,8 @@ typedef struct gcr_knobs {
     int single_node;       /* GCR_SINGLE_NODE: generate kernels even for lone ops (default 0) */
     int guards;            /* GCR_GUARDS: 0 skips input checks on replay; testing only (default 1) */
     int retrace;           /* GCR_RETRACE: on a guard mismatch 1 re-traces, 0 falls back to eager (default 1) */
-    int graph_cache;       /* GCR_GRAPH_CACHE: graphs kept per region before LRU eviction (default 8) */
+    int graph_cache;       /* GCR_GRAPH_CACHE: graphs kept per region before LRU eviction (default 8; 0 counts
+                              as 1; below -1 is GCR_ERR_INVALID) */
     const char *skip_fuse; /* GCR_SKIP_FUSE: comma list of op kinds never fused: pointwise,reduce,conv,matmul */
     const char *dump;      /* GCR_DUMP: comma list of trace,fused,source,plan (default none) */
     const char *dump_dir;  /* GCR_DUMP_DIR (default "gcr_dump") */
@@ -130,10 +131,14 @@ typedef struct gcr_ctx_opts {
 GCR_API gcr_ctx_opts gcr_ctx_opts_default(void);
 
 /* Creates a context. opts may be NULL (defaults). On failure *out is NULL and the status says
- * why; a requested CUDA device that is absent is GCR_ERR_DEVICE, never a silent CPU fallback.
+ * why; a requested CUDA device that is absent is GCR_ERR_DEVICE, never a silent CPU fallback; a
+ * device outside gcr_device, or a knob out of its range, is GCR_ERR_INVALID (no ctx is left to
+ * hold the message: GCR_LOG=2, or knobs.log 2, prints it).
  * The caller owns *out and releases it with gcr_ctx_destroy(). */
 GCR_API gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts);
-/* Frees the context and every tensor and graph it still owns; handles to them become invalid. */
+/* Frees the context and every tensor and graph it still owns; handles to them become invalid. This
+ * includes the tensors of weights loaded on it (gcr_weights_load); the gcr_weights objects
+ * themselves stay the caller's, to free with gcr_weights_free, before or after this call. */
 GCR_API void gcr_ctx_destroy(gcr_ctx *ctx);
 
 GCR_API gcr_device gcr_ctx_device(const gcr_ctx *ctx);
@@ -467,6 +472,9 @@ GCR_API gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights 
 GCR_API gcr_tensor *gcr_weights_get(const gcr_weights *w, const char *name); /* borrowed, or NULL */
 GCR_API int gcr_weights_count(const gcr_weights *w);
 GCR_API const char *gcr_weights_name(const gcr_weights *w, int i);
+/* Frees w and its tensors. Either order with gcr_ctx_destroy is fine: once w's ctx is destroyed
+ * its tensors are gone (gcr_weights_get returns NULL, count and names stay) and this frees only
+ * w's own memory. NULL is a no-op. */
 GCR_API void gcr_weights_free(gcr_weights *w);
 
 #ifdef __cplusplus

@@ -79,6 +79,16 @@ static bool knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
     return ok;
 }
 
+/* API knobs out of range are refused, not taken for "unset": only -1 means that (graph_cache is the
+ * one int knob with a range to check: the others read as flags or levels) */
+static gcr_status knobs_check(gcr_ctx *ctx, const gcr_knobs *k, const char *fn)
+{
+    GCR_CHECK(ctx, k->graph_cache >= -1, GCR_ERR_INVALID,
+              "%s: knobs.graph_cache %d is negative (-1 leaves it to GCR_GRAPH_CACHE, else the default 8)", fn,
+              k->graph_cache);
+    return GCR_OK;
+}
+
 gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
 {
     if (!out) return GCR_ERR_INVALID;
@@ -93,6 +103,13 @@ gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
         return GCR_ERR_OOM;
     }
 
+    /* refused on the ctx being built, whose knobs say whether the message is printed (GCR_LOG=2):
+     * no ctx outlives a failed create to hold it */
+    gcr_status s = knobs_check(ctx, &o.knobs, "ctx_create");
+    if ((unsigned)o.device > GCR_DEVICE_CUDA)
+        s = gcr_set_error(ctx, GCR_ERR_INVALID, "ctx_create: device %d is none of GCR_DEVICE_AUTO (%d), "
+                          "GCR_DEVICE_CPU (%d), GCR_DEVICE_CUDA (%d)", (int)o.device, (int)GCR_DEVICE_AUTO,
+                          (int)GCR_DEVICE_CPU, (int)GCR_DEVICE_CUDA);
     gcr_device want = o.device;
     if (want == GCR_DEVICE_AUTO) {
         const char *e = getenv("GCR_DEVICE");
@@ -100,8 +117,7 @@ gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
         else if (e && !strcasecmp(e, "cuda")) want = GCR_DEVICE_CUDA;
     }
     const gcr_backend *cuda = gcr_cuda_backend_get();
-    gcr_status s = GCR_OK;
-    if (want == GCR_DEVICE_CUDA || (want == GCR_DEVICE_AUTO && cuda)) {
+    if (s == GCR_OK && (want == GCR_DEVICE_CUDA || (want == GCR_DEVICE_AUTO && cuda))) {
         if (!cuda) {
             s = GCR_ERR_DEVICE; /* asked for CUDA explicitly, built without it */
         } else {
@@ -134,6 +150,7 @@ void gcr_ctx_destroy(gcr_ctx *ctx)
 {
     if (!ctx) return;
     if (ctx->rec) ctx->rec->free(ctx); /* graphs and regions hold tensors: before the list */
+    gcr_weights_detach_all(ctx);       /* the caller's weights outlive their tensors, freed below */
     while (ctx->live.next != &ctx->live) gcr_tensor_free(ctx->live.next);
     if (ctx->be && ctx->be->fini) ctx->be->fini(ctx);
     knobs_free(&ctx->knobs);
@@ -154,6 +171,7 @@ gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
 {
     if (!ctx) return GCR_ERR_INVALID;
     GCR_CHECK(ctx, k, GCR_ERR_INVALID, "ctx_set_knobs: NULL knobs (fill a gcr_knobs from gcr_ctx_opts_default().knobs)");
+    GCR_TRY(knobs_check(ctx, k, "ctx_set_knobs")); /* before any field changes */
     gcr_knobs *c = &ctx->knobs;
 #define SET_INT(f) if (k->f >= 0) c->f = k->f
     SET_INT(fusion); SET_INT(graphs); SET_INT(horizontal); SET_INT(single_node);

@@ -41,6 +41,23 @@ void gcr_error_prefix(gcr_ctx *ctx, gcr_status before, const char *fmt, ...)
     memcpy(ctx->err, msg, sizeof msg);
 }
 
+void gcr_error_rename(gcr_ctx *ctx, gcr_status before, int n, const char *const *from, const char *const *to)
+{
+    if (!ctx || before != GCR_OK || ctx->status == GCR_OK) return;
+    char msg[sizeof ctx->err];
+    size_t k = 0;
+    const char *p = ctx->err;
+    for (int i = 0; i < n; i++) {
+        const char *hit = strstr(p, from[i]);
+        if (!hit) continue;
+        k += (size_t)snprintf(msg + k, sizeof msg - k, "%.*s%s", (int)(hit - p), p, to[i]);
+        if (k >= sizeof msg) return; /* cannot grow past the buffer: keep the message as it is */
+        p = hit + strlen(from[i]);
+    }
+    snprintf(msg + k, sizeof msg - k, "%s", p);
+    memcpy(ctx->err, msg, sizeof msg);
+}
+
 static void vlog(const gcr_ctx *ctx, int level, const char *fmt, va_list ap)
 {
     if (!ctx || ctx->knobs.log < level) return;

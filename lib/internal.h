@@ -329,6 +329,8 @@ struct gcr_ctx {
     gcr_status status;
     char err[2048];
     gcr_tensor live;       /* sentinel of the list of ctx-owned tensors, oldest first */
+    gcr_weights *weights;  /* the weights loaded on the ctx and not yet freed (lib/weights.c's list):
+                              the caller owns them, so the ctx's end detaches them, never frees them */
     uint64_t seq;
     gcr_mode mode;
     gcr_status capture_err; /* first error recorded while capturing or checking since the capture or
@@ -338,6 +340,10 @@ struct gcr_ctx {
     const struct gcr_executor *exec_forced; /* testing: the executor graphs run on (gcr_exec_force), or NULL */
     void *cpu_scratch;     /* CPU backend's reusable buffers */
 };
+
+/* Detaches every weights object loaded on ctx (gcr_ctx_destroy, which frees their tensors with
+ * the rest of its list): each then holds no tensor, and gcr_weights_free frees only its own memory. */
+void gcr_weights_detach_all(gcr_ctx *ctx);
 
 /* Logging levels (knobs.log, GCR_LOG): 0 silent; 1 (default) progress lines for long work such as
  * kernel compiles; 2 every decision and error. All output goes to stderr. */
@@ -349,6 +355,11 @@ gcr_status gcr_set_error(gcr_ctx *ctx, gcr_status s, const char *fmt, ...)
  * that was GCR_OK), so a composite's or a loader's failure names what the caller called:
  * "softmax: max: axis 5 ...", "weights: model.safetensors: tensor 'w': ...". */
 void gcr_error_prefix(gcr_ctx *ctx, gcr_status before, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Rewrites the message of an error recorded since ctx's status was before (only when that was
+ * GCR_OK) that names operands the API made for the caller (matmul's 1-d operands lifted to 2-d):
+ * the first from[i] after the previous one replaced becomes to[i], so the message names the
+ * values as passed. A from[i] not found is skipped. */
+void gcr_error_rename(gcr_ctx *ctx, gcr_status before, int n, const char *const *from, const char *const *to);
 void gcr_info(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));     /* level 2 */
 /* An eager section inside library work (a pass computing constants, e.g. BN folding, while a
  * capture may be open): gcr_eager_begin saves ctx's mode, status and message and clears them, so

@@ -32,19 +32,23 @@ int64_t gcr_meta_numel(const gcr_meta *m)
     return n;
 }
 
+/* a dim as strides see it: a 0 dim counts as 1 (as PyTorch's), so an empty tensor's strides are
+ * never 0 and its layout reads as dense (row-major or NHWC), never as an expand view */
+static int64_t stride_dim(int64_t d) { return d > 0 ? d : 1; }
+
 void gcr_meta_set_contiguous(gcr_meta *m)
 {
     int64_t s = 1;
     for (int i = m->ndim - 1; i >= 0; i--) {
         m->strides[i] = s;
-        s = sat_mul(s, m->shape[i] > 0 ? m->shape[i] : 1);
+        s = sat_mul(s, stride_dim(m->shape[i]));
     }
 }
 
 void gcr_meta_set_format(gcr_meta *m, gcr_format f)
 {
     if (f != GCR_NHWC || m->ndim != 4) { gcr_meta_set_contiguous(m); return; }
-    int64_t C = m->shape[1], H = m->shape[2], W = m->shape[3];
+    int64_t C = stride_dim(m->shape[1]), H = stride_dim(m->shape[2]), W = stride_dim(m->shape[3]);
     m->strides[1] = 1;
     m->strides[3] = C;
     m->strides[2] = sat_mul(C, W);
@@ -77,6 +81,7 @@ bool gcr_meta_is_dense(const gcr_meta *m) { return gcr_meta_is_contiguous(m) || 
 
 bool gcr_meta_overlaps(const gcr_meta *m)
 {
+    if (gcr_meta_numel(m) == 0) return false; /* no elements share anything (an expand to a 0 dim) */
     for (int i = 0; i < m->ndim; i++)
         if (m->shape[i] > 1 && m->strides[i] == 0) return true;
     return false;

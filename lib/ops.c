@@ -237,6 +237,17 @@ gcr_tensor *gcr_linear(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *w, gcr_tensor *b
     return gcr_dispatch(ctx, &c);
 }
 
+/* A failed matmul on a lifted 1-d operand names the operands as passed ("f32[4]"), not as lifted
+ * ("f32[1,4]"); messages name a before b, so each is looked for after the one before. */
+static void matmul_name_as_passed(gcr_ctx *ctx, gcr_status before, const gcr_tensor *a, const gcr_tensor *a2,
+                                  const gcr_tensor *b, const gcr_tensor *b2)
+{
+    char fa[96], fb[96], ta[96], tb[96];
+    const char *const from[] = {gcr_meta_str(&a2->m, fa, sizeof fa), gcr_meta_str(&b2->m, fb, sizeof fb)};
+    const char *const to[] = {gcr_meta_str(&a->m, ta, sizeof ta), gcr_meta_str(&b->m, tb, sizeof tb)};
+    gcr_error_rename(ctx, before, 2, from, to);
+}
+
 gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
 {
     NEED(ctx, a, "matmul");
@@ -248,6 +259,7 @@ gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
         return NULL;
     }
     /* NumPy: a 1-d a is a row [1,K], a 1-d b a column [K,1]; the added dim is dropped after */
+    gcr_status before = ctx->status;
     gcr_tensor *a2 = a, *b2 = b;
     if (a->m.ndim == 1) a2 = gcr_reshape(ctx, a, 2, (int64_t[]){1, a->m.shape[0]});
     if (b->m.ndim == 1) b2 = gcr_reshape(ctx, b, 2, (int64_t[]){b->m.shape[0], 1});
@@ -255,6 +267,7 @@ gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
     c.n_in = 2;
     c.in[1] = b2;
     gcr_tensor *y = a2 && b2 ? gcr_dispatch(ctx, &c) : NULL;
+    if (!y && a2 && b2 && (a2 != a || b2 != b)) matmul_name_as_passed(ctx, before, a, a2, b, b2);
     if (y && (a->m.ndim == 1 || b->m.ndim == 1)) {
         int64_t shape[GCR_MAX_DIMS];
         int n = 0;

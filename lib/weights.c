@@ -2,7 +2,9 @@
  * JSON header {name: {dtype, shape, data_offsets}} (plus an ignored "__metadata__"), then the
  * raw little-endian data. Every field is validated before any byte is used, because these files
  * come from outside: a malformed file is GCR_ERR_IO naming the file and tensor, never a crash.
- * Tensors land on the ctx's device, constant (capture may fold them) and kept (scopes skip them). */
+ * Tensors land on the ctx's device, constant (capture may fold them) and kept (scopes skip them).
+ * The ctx lists the weights loaded on it, so that its end detaches them: the caller owns the
+ * gcr_weights and may free it before or after the ctx. */
 #include "internal.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -14,10 +16,11 @@
 #define GCR_WEIGHTS_MAX_HEADER (100u << 20)
 
 struct gcr_weights {
-    gcr_ctx *ctx;
+    gcr_ctx *ctx;         /* NULL once the ctx is destroyed (gcr_weights_detach_all) */
+    gcr_weights *prev, *next; /* the ctx's list of live weights (ctx->weights) */
     int n;
     char **names;         /* [n], owned */
-    gcr_tensor **tensors; /* [n], owned (kept + const) */
+    gcr_tensor **tensors; /* [n], owned (kept + const); NULL once detached: the ctx freed them */
 };
 
 static const struct {
@@ -38,11 +41,40 @@ static int json_uint(const cJSON *j, uint64_t *v)
     return 1;
 }
 
+/* The ctx's list of live weights: the weights outlive the ctx (the caller frees them, in either
+ * order), their tensors do not. */
+static void ctx_list_push(gcr_weights *w)
+{
+    w->next = w->ctx->weights;
+    if (w->next) w->next->prev = w;
+    w->ctx->weights = w;
+}
+
+static void ctx_list_drop(gcr_weights *w)
+{
+    if (!w->ctx) return;
+    if (w->prev) w->prev->next = w->next;
+    else w->ctx->weights = w->next;
+    if (w->next) w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+}
+
+void gcr_weights_detach_all(gcr_ctx *ctx)
+{
+    while (ctx->weights) {
+        gcr_weights *w = ctx->weights;
+        ctx_list_drop(w);
+        w->ctx = NULL;
+        for (int i = 0; i < w->n; i++) w->tensors[i] = NULL;
+    }
+}
+
 void gcr_weights_free(gcr_weights *w)
 {
     if (!w) return;
+    ctx_list_drop(w);
     for (int i = 0; i < w->n; i++) {
-        gcr_tensor_free(w->tensors[i]);
+        gcr_tensor_free(w->tensors[i]); /* NULL once detached: a no-op */
         free(w->names[i]);
     }
     free(w->tensors);
@@ -204,6 +236,7 @@ gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
     w = calloc(1, sizeof *w);
     if (w) {
         w->ctx = ctx;
+        ctx_list_push(w);
         w->names = calloc((size_t)cap + 1, sizeof *w->names);
         w->tensors = calloc((size_t)cap + 1, sizeof *w->tensors);
     }

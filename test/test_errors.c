@@ -7,6 +7,7 @@
  * errors, and the library's eager sections (lib/error.c), which keep their errors off the ctx. */
 #include "harness.h"
 #include "internal.h"
+#include <unistd.h>
 
 /* Huge allocations must fail with NULL under ASan too, not abort the test (visible to the ASan
  * runtime although tests build with -fvisibility=hidden). */
@@ -275,6 +276,16 @@ static void test_messages(void)
           gcr_ctx_error(ctx));
     gcr_ctx_clear_error(ctx);
     EXPECT(ctx, gcr_reshape(ctx, c, 9, S(1, 2, 3, 4, 5, 6, 7, 8, 9)), GCR_ERR_SHAPE, "reshape", "new rank 9");
+    /* matmul's 1-d operands as passed, not as lifted to [1,K] / [K,1] inside */
+    gcr_tensor *v4 = T(GCR_F32, 1, S(4)), *v5 = T(GCR_F32, 1, S(5));
+    EXPECT(ctx, gcr_matmul(ctx, v4, v5), GCR_ERR_SHAPE, "matmul", "f32[4] and f32[5]");
+    EXPECT(ctx, gcr_matmul(ctx, c, v5), GCR_ERR_SHAPE, "matmul", "f32[2,3,4] and f32[5]");
+    EXPECT(ctx, gcr_matmul(ctx, v5, c), GCR_ERR_SHAPE, "matmul", "f32[5] and f32[2,3,4]");
+    EXPECT(ctx, gcr_matmul(ctx, T(GCR_F32, 2, S(4, 1)), v4), GCR_ERR_SHAPE, "matmul", "f32[4,1] and f32[4]");
+    EXPECT(ctx, gcr_matmul(ctx, v4, T(GCR_F16, 1, S(4))), GCR_ERR_DTYPE, "matmul", "f32[4] and f16[4]");
+    EXPECT(ctx, gcr_matmul(ctx, T(GCR_I32, 1, S(4)), T(GCR_I32, 1, S(4))), GCR_ERR_DTYPE, "matmul", "i32[4]");
+    EXPECT(ctx, gcr_matmul(ctx, gcr_slice(ctx, T(GCR_F32, 1, S(8)), 0, 0, 8, 2), v5), GCR_ERR_SHAPE, "matmul",
+           "f32[4]:strided and f32[5]");
 }
 
 typedef gcr_tensor *(*bad_fn)(void);
@@ -369,6 +380,61 @@ static void test_capture_twins(void)
         gcr_graph_destroy(g);
         gcr_ctx_clear_error(ctx);
     }
+}
+
+/* gcr_ctx_create(&out, o) with stderr captured: its status, and in msg what it printed */
+static gcr_status create_logged(gcr_ctx **out, const gcr_ctx_opts *o, char *msg, size_t n)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    if (tmp) dup2(fileno(tmp), 2);
+    gcr_status s = gcr_ctx_create(out, o);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    msg[0] = 0;
+    if (tmp) {
+        rewind(tmp);
+        size_t k = fread(msg, 1, n - 1, tmp);
+        msg[k] = 0;
+        fclose(tmp);
+    }
+    return s;
+}
+
+/* options out of range are refused, not taken for defaults: a device outside the enum, a
+ * graph_cache below -1 (-1 is "unset": the environment, then the default). There is no ctx to hold
+ * the message, so GCR_LOG=2 prints it; gcr_ctx_set_knobs refuses the same knob on the ctx. */
+static void test_ctx_create(void)
+{
+    char msg[2048];
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.knobs.log = 2;
+    gcr_ctx *c = (gcr_ctx *)&o; /* not NULL: a failed create must set it */
+    o.device = (gcr_device)7;
+    CHECK(create_logged(&c, &o, msg, sizeof msg) == GCR_ERR_INVALID && !c, "device 7 refused");
+    CHECK(strstr(msg, "ctx_create") && strstr(msg, "device 7"), "message names the device: %s", msg);
+    o.device = (gcr_device)-1;
+    CHECK(create_logged(&c, &o, msg, sizeof msg) == GCR_ERR_INVALID && !c && strstr(msg, "device -1"),
+          "device -1 refused: %s", msg);
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.graph_cache = -5;
+    CHECK(create_logged(&c, &o, msg, sizeof msg) == GCR_ERR_INVALID && !c, "graph_cache -5 refused");
+    CHECK(strstr(msg, "ctx_create") && strstr(msg, "graph_cache -5"), "message names the knob: %s", msg);
+    o.knobs.log = 0;
+    o.knobs.graph_cache = -1;
+    CHECK(gcr_ctx_create(&c, &o) == GCR_OK && c && gcr_ctx_knobs(c)->graph_cache == 8, "graph_cache -1: default");
+    gcr_knobs k = gcr_ctx_opts_default().knobs;
+    k.graph_cache = -2;
+    CHECK(gcr_ctx_set_knobs(c, &k) == GCR_ERR_INVALID && strstr(gcr_ctx_error(c), "ctx_set_knobs") &&
+              strstr(gcr_ctx_error(c), "graph_cache -2"),
+          "set_knobs refuses graph_cache -2: %s", gcr_ctx_error(c));
+    CHECK(gcr_ctx_knobs(c)->graph_cache == 8, "a refused set_knobs changes nothing");
+    gcr_ctx_destroy(c);
+    o.knobs.graph_cache = 3;
+    CHECK(gcr_ctx_create(&c, &o) == GCR_OK && c && gcr_ctx_knobs(c)->graph_cache == 3, "graph_cache 3");
+    gcr_ctx_destroy(c);
 }
 
 /* allocation failure: a huge tensor or op result gives OOM and NULL, and the ctx stays usable */
@@ -466,6 +532,7 @@ int main(void)
     RUN(test_matmul_concat_bn);
     RUN(test_messages);
     RUN(test_capture_twins);
+    RUN(test_ctx_create);
     RUN(test_oom);
     RUN(test_other_ctx);
     RUN(test_sticky);

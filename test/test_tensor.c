@@ -169,6 +169,51 @@ static void test_scopes(void)
     gcr_ctx_destroy(ctx); /* ASan reports a leak or double free here if ownership is wrong */
 }
 
+/* Empty tensors (a 0 dim) in both formats: strides as if each 0 dim were 1 (as PyTorch), so no
+ * stride is 0 and nothing takes them for an expand view; 0-byte transfers and ops on them work. */
+static void test_empty(void)
+{
+    gcr_ctx *ctx = cpu();
+    static const int64_t shapes[][4] = {{2, 0, 3, 4}, {2, 3, 4, 0}, {2, 3, 0, 5}, {0, 3, 4, 5}};
+    float dummy[1] = {0};
+    char b[64];
+    for (int f = 0; f < 2; f++) {
+        gcr_format fmt = f ? GCR_NHWC : GCR_NCHW;
+        for (int k = 0; k < 4; k++) {
+            const int64_t *s = shapes[k];
+            gcr_tensor *t = gcr_tensor_from_data(ctx, GCR_F32, 4, s, fmt, dummy);
+            CHECK(t != NULL, "from_data [%lld,%lld,%lld,%lld] fmt %d: %s", (long long)s[0], (long long)s[1],
+                  (long long)s[2], (long long)s[3], f, gcr_ctx_error(ctx));
+            gcr_ctx_clear_error(ctx);
+            if (!t) continue;
+            gcr_tensor_describe(t, b, sizeof b);
+            CHECK(gcr_tensor_numel(t) == 0 && gcr_tensor_nbytes(t) == 0, "%s: numel %lld", b,
+                  (long long)gcr_tensor_numel(t));
+            CHECK(gcr_tensor_format(t) == fmt, "%s: format %d, want %d", b, (int)gcr_tensor_format(t), f);
+            for (int d = 0; d < 4; d++) CHECK(gcr_tensor_stride(t, d) > 0, "%s: stride %d is 0", b, d);
+            CHECK_OK(ctx, gcr_tensor_from_host(t, dummy, 0));
+            CHECK_OK(ctx, gcr_tensor_to_host(t, dummy, 0));
+            gcr_tensor *y = gcr_relu(ctx, t);
+            CHECK(h_shape_is(y, 4, s), "relu of %s: %s", b, gcr_ctx_error(ctx));
+            if (y) {
+                CHECK(gcr_tensor_format(y) == fmt, "relu of %s keeps the format", b);
+                CHECK_OK(ctx, gcr_tensor_from_host(y, dummy, 0));
+                CHECK_OK(ctx, gcr_tensor_to_host(y, dummy, 0));
+            }
+            gcr_tensor *z = gcr_add(ctx, t, gcr_contiguous(ctx, t, f ? GCR_NCHW : GCR_NHWC));
+            CHECK(h_shape_is(z, 4, s), "add of %s and its other-format copy: %s", b, gcr_ctx_error(ctx));
+            CHECK(z && gcr_tensor_to_host(z, dummy, 0) == GCR_OK, "to_host of the sum: %s", gcr_ctx_error(ctx));
+            gcr_ctx_clear_error(ctx);
+        }
+    }
+    /* an empty expand view has no elements to share: a 0-byte write into it is fine */
+    gcr_tensor *one = gcr_tensor_from_data(ctx, GCR_F32, 2, (int64_t[]){1, 1}, GCR_NCHW, dummy);
+    gcr_tensor *e = gcr_expand(ctx, one, 2, (int64_t[]){5, 0});
+    CHECK(e && gcr_tensor_from_host(e, dummy, 0) == GCR_OK, "0-byte write into f32[5,0] expanded: %s",
+          gcr_ctx_error(ctx));
+    gcr_ctx_destroy(ctx);
+}
+
 static void test_bad_input(void)
 {
     gcr_ctx *ctx = cpu();
@@ -206,6 +251,7 @@ int main(void)
     RUN(test_half_conversions);
     RUN(test_half_bulk);
     RUN(test_scopes);
+    RUN(test_empty);
     RUN(test_bad_input);
     return h_finish();
 }
