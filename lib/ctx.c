@@ -1,6 +1,9 @@
 /* ctx.c — context life cycle: device selection (auto, GCR_DEVICE, options), knobs from the
  * environment, the backend's init/fini, and the recorder's state freed with the context. */
 #include "internal.h"
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -16,12 +19,60 @@ gcr_ctx_opts gcr_ctx_opts_default(void)
     return o;
 }
 
-static int env_int(const char *name, int api, int dflt)
+/* The integer knobs: field, environment variable, default and the values they take. -1 in the API
+ * means "unset" (the variable, else the default); any other value outside lo..hi, and a variable
+ * that is not a whole number in lo..hi, is refused, never read as 0 or clamped: GCR_GUARDS=true
+ * read by atoi as 0 turned the guards off. */
+typedef struct int_knob {
+    const char *name, *env;
+    size_t off;
+    int dflt, lo, hi;
+} int_knob;
+
+#define KNOB(f, env, dflt, lo, hi) {#f, env, offsetof(gcr_knobs, f), dflt, lo, hi}
+static const int_knob int_knobs[] = {
+    KNOB(fusion, "GCR_FUSION", 1, 0, 1),           KNOB(graphs, "GCR_GRAPHS", 1, 0, 1),
+    KNOB(horizontal, "GCR_HORIZONTAL", 1, 0, 1),   KNOB(single_node, "GCR_SINGLE_NODE", 0, 0, 1),
+    KNOB(guards, "GCR_GUARDS", 1, 0, 1),           KNOB(retrace, "GCR_RETRACE", 1, 0, 1),
+    KNOB(graph_cache, "GCR_GRAPH_CACHE", 8, 0, INT_MAX), KNOB(log, "GCR_LOG", 1, 0, 2),
+    KNOB(tf32, "GCR_TF32", 0, 0, 1),               KNOB(autotune, "GCR_AUTOTUNE", 0, 0, 1),
+    KNOB(pdl, "GCR_PDL", 1, 0, 1),                 KNOB(l2_persist, "GCR_L2_PERSIST", 0, 0, 1),
+};
+#undef KNOB
+#define N_INT_KNOBS (int)(sizeof int_knobs / sizeof int_knobs[0])
+
+static int *knob_at(gcr_knobs *k, const int_knob *d) { return (int *)(void *)((char *)k + d->off); }
+static int knob_of(const gcr_knobs *k, const int_knob *d) { return *(const int *)(const void *)((const char *)k + d->off); }
+
+/* Every integer knob of api (-1: unset) in its range, before anything uses them: fn names the call */
+static gcr_status knobs_check(gcr_ctx *ctx, const gcr_knobs *api, const char *fn)
 {
-    if (api >= 0) return api;
-    const char *v = getenv(name);
-    if (v && *v) return atoi(v);
-    return dflt;
+    for (int i = 0; i < N_INT_KNOBS; i++) {
+        const int_knob *d = &int_knobs[i];
+        const int v = knob_of(api, d);
+        GCR_CHECK(ctx, v == -1 || (v >= d->lo && v <= d->hi), GCR_ERR_INVALID,
+                  "%s: knobs.%s %d is outside %d..%d (-1 leaves it to %s, else the default %d)", fn, d->name, v, d->lo,
+                  d->hi, d->env, d->dflt);
+    }
+    return GCR_OK;
+}
+
+/* knob d of *k: api's value where set, else the environment's (a whole number in range, spaces
+ * around it allowed), else the default */
+static gcr_status knob_resolve(gcr_ctx *ctx, const int_knob *d, gcr_knobs *k, const gcr_knobs *api)
+{
+    int *dst = knob_at(k, d);
+    *dst = knob_of(api, d) != -1 ? knob_of(api, d) : d->dflt;
+    const char *v = knob_of(api, d) == -1 ? getenv(d->env) : NULL;
+    if (!v || !*v) return GCR_OK;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    while (*end == ' ' || *end == '\t') end++;
+    GCR_CHECK(ctx, end != v && !*end && errno == 0 && x >= d->lo && x <= d->hi, GCR_ERR_INVALID,
+              "ctx_create: %s=\"%.64s\" is not a whole number in %d..%d", d->env, v, d->lo, d->hi);
+    *dst = (int)x;
+    return GCR_OK;
 }
 
 /* *dst = a copy of api, else of the variable name, else of dflt (NULL when none of them is set);
@@ -53,40 +104,23 @@ static void knobs_free(gcr_knobs *k)
     free((char *)k->cache_dir);
 }
 
-/* Resolves api knobs (-1/NULL = environment, then default) into *k, owning its strings; false
- * when a string could not be copied (knobs_free still frees the others). */
-static bool knobs_resolve(gcr_knobs *k, const gcr_knobs *api)
+/* Resolves api knobs (-1/NULL = environment, then default) into ctx->knobs, owning its strings:
+ * GCR_ERR_INVALID for a value out of range (recorded on ctx), GCR_ERR_OOM when a string could not
+ * be copied (knobs_free still frees the others). */
+static gcr_status knobs_resolve(gcr_ctx *ctx, const gcr_knobs *api)
 {
-    k->fusion = env_int("GCR_FUSION", api->fusion, 1);
-    k->graphs = env_int("GCR_GRAPHS", api->graphs, 1);
-    k->horizontal = env_int("GCR_HORIZONTAL", api->horizontal, 1);
-    k->single_node = env_int("GCR_SINGLE_NODE", api->single_node, 0);
-    k->guards = env_int("GCR_GUARDS", api->guards, 1);
-    k->retrace = env_int("GCR_RETRACE", api->retrace, 1);
-    k->graph_cache = env_int("GCR_GRAPH_CACHE", api->graph_cache, 8);
+    gcr_knobs *k = &ctx->knobs;
+    k->log = api->log >= 0 ? api->log : 1; /* what a refusal below prints under, until GCR_LOG is read */
+    gcr_status s = knobs_check(ctx, api, "ctx_create");
+    for (int i = 0; i < N_INT_KNOBS && s == GCR_OK; i++) s = knob_resolve(ctx, &int_knobs[i], k, api);
     if (k->graph_cache < 1) k->graph_cache = 1;
-    k->log = env_int("GCR_LOG", api->log, 1);
-    k->tf32 = env_int("GCR_TF32", api->tf32, 0);
-    k->autotune = env_int("GCR_AUTOTUNE", api->autotune, 0);
-    k->pdl = env_int("GCR_PDL", api->pdl, 1);
-    k->l2_persist = env_int("GCR_L2_PERSIST", api->l2_persist, 0);
     bool ok = env_str(&k->skip_fuse, "GCR_SKIP_FUSE", api->skip_fuse, NULL);
     ok = env_str(&k->dump, "GCR_DUMP", api->dump, NULL) && ok;
     ok = env_str(&k->dump_dir, "GCR_DUMP_DIR", api->dump_dir, "gcr_dump") && ok;
     ok = env_str(&k->profile, "GCR_PROFILE", api->profile, NULL) && ok;
     ok = env_str(&k->cache_dir, "GCR_CACHE_DIR", api->cache_dir, NULL) && ok;
     if (ok && !k->cache_dir) ok = (k->cache_dir = default_cache_dir()) != NULL;
-    return ok;
-}
-
-/* API knobs out of range are refused, not taken for "unset": only -1 means that (graph_cache is the
- * one int knob with a range to check: the others read as flags or levels) */
-static gcr_status knobs_check(gcr_ctx *ctx, const gcr_knobs *k, const char *fn)
-{
-    GCR_CHECK(ctx, k->graph_cache >= -1, GCR_ERR_INVALID,
-              "%s: knobs.graph_cache %d is negative (-1 leaves it to GCR_GRAPH_CACHE, else the default 8)", fn,
-              k->graph_cache);
-    return GCR_OK;
+    return s != GCR_OK ? s : ok ? GCR_OK : GCR_ERR_OOM;
 }
 
 gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
@@ -97,16 +131,15 @@ gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
     gcr_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return GCR_ERR_OOM;
     ctx->live.next = ctx->live.prev = &ctx->live;
-    if (!knobs_resolve(&ctx->knobs, &o.knobs)) {
+    /* refused on the ctx being built, whose knobs say whether the message is printed (GCR_LOG=2):
+     * no ctx outlives a failed create to hold it */
+    gcr_status s = knobs_resolve(ctx, &o.knobs);
+    if (s == GCR_ERR_OOM) {
         knobs_free(&ctx->knobs);
         free(ctx);
         return GCR_ERR_OOM;
     }
-
-    /* refused on the ctx being built, whose knobs say whether the message is printed (GCR_LOG=2):
-     * no ctx outlives a failed create to hold it */
-    gcr_status s = knobs_check(ctx, &o.knobs, "ctx_create");
-    if ((unsigned)o.device > GCR_DEVICE_CUDA)
+    if (s == GCR_OK && (unsigned)o.device > GCR_DEVICE_CUDA)
         s = gcr_set_error(ctx, GCR_ERR_INVALID, "ctx_create: device %d is none of GCR_DEVICE_AUTO (%d), "
                           "GCR_DEVICE_CPU (%d), GCR_DEVICE_CUDA (%d)", (int)o.device, (int)GCR_DEVICE_AUTO,
                           (int)GCR_DEVICE_CPU, (int)GCR_DEVICE_CUDA);
@@ -115,6 +148,8 @@ gcr_status gcr_ctx_create(gcr_ctx **out, const gcr_ctx_opts *opts)
         const char *e = getenv("GCR_DEVICE");
         if (e && !strcasecmp(e, "cpu")) want = GCR_DEVICE_CPU;
         else if (e && !strcasecmp(e, "cuda")) want = GCR_DEVICE_CUDA;
+        else if (e && *e && strcasecmp(e, "auto") && s == GCR_OK)
+            s = gcr_set_error(ctx, GCR_ERR_INVALID, "ctx_create: GCR_DEVICE=\"%.64s\" is none of cpu, cuda, auto", e);
     }
     const gcr_backend *cuda = gcr_cuda_backend_get();
     if (s == GCR_OK && (want == GCR_DEVICE_CUDA || (want == GCR_DEVICE_AUTO && cuda))) {
@@ -173,12 +208,9 @@ gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
     GCR_CHECK(ctx, k, GCR_ERR_INVALID, "ctx_set_knobs: NULL knobs (fill a gcr_knobs from gcr_ctx_opts_default().knobs)");
     GCR_TRY(knobs_check(ctx, k, "ctx_set_knobs")); /* before any field changes */
     gcr_knobs *c = &ctx->knobs;
-#define SET_INT(f) if (k->f >= 0) c->f = k->f
-    SET_INT(fusion); SET_INT(graphs); SET_INT(horizontal); SET_INT(single_node);
-    SET_INT(guards); SET_INT(retrace); SET_INT(log); SET_INT(tf32); SET_INT(autotune); SET_INT(pdl);
-    SET_INT(l2_persist);
-    if (k->graph_cache >= 1) c->graph_cache = k->graph_cache;
-#undef SET_INT
+    for (int i = 0; i < N_INT_KNOBS; i++)
+        if (knob_of(k, &int_knobs[i]) != -1) *knob_at(c, &int_knobs[i]) = knob_of(k, &int_knobs[i]);
+    if (c->graph_cache < 1) c->graph_cache = 1;
 #define SET_STR(f)                                                                                            \
     if (k->f) {                                                                                               \
         char *copy = strdup(k->f);                                                                            \

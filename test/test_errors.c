@@ -435,6 +435,44 @@ static void test_ctx_create(void)
     o.knobs.graph_cache = 3;
     CHECK(gcr_ctx_create(&c, &o) == GCR_OK && c && gcr_ctx_knobs(c)->graph_cache == 3, "graph_cache 3");
     gcr_ctx_destroy(c);
+    /* every integer knob in its range: 0/1 flags, log 0..2; -1 alone means unset */
+    o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.log = 2;
+    o.knobs.guards = 7;
+    CHECK(create_logged(&c, &o, msg, sizeof msg) == GCR_ERR_INVALID && !c && strstr(msg, "knobs.guards 7"),
+          "guards 7 refused: %s", msg);
+    o.knobs.guards = -1;
+    o.knobs.log = 0;
+    CHECK(gcr_ctx_create(&c, &o) == GCR_OK && c, "ctx");
+    k = gcr_ctx_opts_default().knobs;
+    k.fusion = -5;
+    CHECK(gcr_ctx_set_knobs(c, &k) == GCR_ERR_INVALID && strstr(gcr_ctx_error(c), "knobs.fusion -5"),
+          "set_knobs refuses fusion -5: %s", gcr_ctx_error(c));
+    CHECK(gcr_ctx_knobs(c)->fusion == 1, "a refused set_knobs changes nothing");
+    gcr_ctx_destroy(c);
+    /* the environment: a whole number in range (spaces around it allowed), else refused naming the
+     * variable; GCR_GUARDS=true read as 0 by atoi had turned the guards off */
+    static const struct { const char *env, *val; int ok; } envs[] = {
+        {"GCR_GUARDS", "true", 0},  {"GCR_FUSION", "yes", 0},        {"GCR_LOG", "99999999999", 0},
+        {"GCR_GUARDS", "2", 0},     {"GCR_GRAPH_CACHE", "-3", 0},    {"GCR_RETRACE", "0x10", 0},
+        {"GCR_RETRACE", " 0 ", 1},  {"GCR_GRAPH_CACHE", "12", 1},    {"GCR_DEVICE", "gpu", 0},
+    };
+    for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
+        o = gcr_ctx_opts_default();
+        o.device = strcmp(envs[i].env, "GCR_DEVICE") ? GCR_DEVICE_CPU : GCR_DEVICE_AUTO;
+        const int is_log = !strcmp(envs[i].env, "GCR_LOG"); /* an API log level would win over it */
+        o.knobs.log = is_log ? -1 : 2;
+        setenv(envs[i].env, envs[i].val, 1);
+        gcr_status st = create_logged(&c, &o, msg, sizeof msg);
+        unsetenv(envs[i].env);
+        if (envs[i].ok) CHECK(st == GCR_OK && c, "%s=\"%s\" taken: %s", envs[i].env, envs[i].val, msg);
+        else
+            CHECK(st == GCR_ERR_INVALID && !c && (is_log || (strstr(msg, envs[i].env) && strstr(msg, envs[i].val))),
+                  "%s=\"%s\" refused, naming it: %s %s", envs[i].env, envs[i].val, gcr_status_name(st), msg);
+        gcr_ctx_destroy(c);
+        c = NULL;
+    }
 }
 
 /* allocation failure: a huge tensor or op result gives OOM and NULL, and the ctx stays usable */
@@ -464,6 +502,7 @@ static void test_other_ctx(void)
     gcr_tensor *o = gcr_tensor_from_data(other, GCR_F32, 2, S(3, 4), GCR_NCHW, h);
     EXPECT(ctx, gcr_add(ctx, a, o), GCR_ERR_INVALID, "add", "another context", "f32[3,4]");
     EXPECT(ctx, gcr_relu(ctx, o), GCR_ERR_INVALID, "relu", "another context");
+    EXPECT(ctx, gcr_dropout(ctx, o, 0.1f), GCR_ERR_INVALID, "dropout", "another context"); /* returns x: no dispatch */
     EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){a, o}, 2, 0), GCR_ERR_INVALID, "concat", "another context");
     CHECK(gcr_ctx_status(other) == GCR_OK, "the other context is not blamed");
     gcr_ctx_destroy(other);
