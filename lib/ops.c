@@ -261,22 +261,18 @@ gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
     /* NumPy: a 1-d a is a row [1,K], a 1-d b a column [K,1]; the added dim is dropped after */
     gcr_status before = ctx->status;
     gcr_tensor *a2 = a, *b2 = b;
-    if (a->m.ndim == 1) a2 = gcr_reshape(ctx, a, 2, (int64_t[]){1, a->m.shape[0]});
-    if (b->m.ndim == 1) b2 = gcr_reshape(ctx, b, 2, (int64_t[]){b->m.shape[0], 1});
+    /* -1, not the sizes: a captured graph bound to operands of other sizes lifts them anew */
+    if (a->m.ndim == 1) a2 = gcr_reshape(ctx, a, 2, (int64_t[]){1, -1});
+    if (b->m.ndim == 1) b2 = gcr_reshape(ctx, b, 2, (int64_t[]){-1, 1});
     gcr_call c = call1(GCR_OP_MATMUL, a2);
     c.n_in = 2;
     c.in[1] = b2;
     gcr_tensor *y = a2 && b2 ? gcr_dispatch(ctx, &c) : NULL;
     if (!y && a2 && b2 && (a2 != a || b2 != b)) matmul_name_as_passed(ctx, before, a, a2, b, b2);
     if (y && (a->m.ndim == 1 || b->m.ndim == 1)) {
-        int64_t shape[GCR_MAX_DIMS];
-        int n = 0;
-        for (int d = 0; d < y->m.ndim; d++) {
-            if (a->m.ndim == 1 && d == y->m.ndim - 2) continue;
-            if (b->m.ndim == 1 && d == y->m.ndim - 1) continue;
-            shape[n++] = y->m.shape[d];
-        }
-        gcr_tensor *r = gcr_reshape(ctx, y, n, shape);
+        /* the lifted dim (size 1) merged into its neighbour: a flatten of the last two dims names
+         * no size; both lifted leave one element, a 0-d result */
+        gcr_tensor *r = a->m.ndim == 1 && b->m.ndim == 1 ? gcr_reshape(ctx, y, 0, NULL) : gcr_flatten(ctx, y, -2, -1);
         gcr_tensor_free(y);
         y = r;
     }
@@ -527,6 +523,11 @@ gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis)
 gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p)
 {
     NEED(ctx, x, "dropout");
+    if (x->ctx != ctx) { /* no dispatch follows, whose check this would be */
+        char b[96];
+        gcr_set_error(ctx, GCR_ERR_INVALID, "dropout: input %s belongs to another context", gcr_meta_str(&x->m, b, sizeof b));
+        return NULL;
+    }
     if (!(p >= 0.0f && p < 1.0f)) {
         char b[96];
         gcr_set_error(ctx, GCR_ERR_PARAM, "dropout: p %g outside [0, 1) for %s", p, gcr_meta_str(&x->m, b, sizeof b));

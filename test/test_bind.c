@@ -86,7 +86,13 @@ static gcr_tensor *m_repeat(gcr_ctx *ctx, gcr_tensor *x)
 }
 static gcr_tensor *m_upsample(gcr_ctx *ctx, gcr_tensor *x) { return gcr_neg(ctx, gcr_upsample_nearest2d(ctx, x, 2, 3)); }
 
+/* matmul with a 1-d operand (x's column sums, or row sums), lifted to 2-d and dropped after */
+static gcr_tensor *m_matvec(gcr_ctx *ctx, gcr_tensor *x) { return gcr_matmul(ctx, x, gcr_sum(ctx, x, (int[]){0}, 1, 0)); }
+static gcr_tensor *m_vecmat(gcr_ctx *ctx, gcr_tensor *x) { return gcr_matmul(ctx, gcr_sum(ctx, x, (int[]){1}, 1, 0), x); }
+
 static const bind_case good[] = {
+    {"matmul(x, colsum) [3,4]->[5,6]", m_matvec, 2, 2, {3, 4}, {5, 6}},
+    {"matmul(rowsum, x) [3,4]->[5,6]", m_vecmat, 2, 2, {3, 4}, {5, 6}},
     {"repeat(2,1,3) [3,4]->[5,7]", m_repeat, 2, 2, {3, 4}, {5, 7}},
     {"repeat(2,1,3) [2,3,4]->[4,3,5]", m_repeat, 3, 3, {2, 3, 4}, {4, 3, 5}},
     {"upsample(2,3) [1,2,3,4]->[2,3,5,2]", m_upsample, 4, 4, {1, 2, 3, 4}, {2, 3, 5, 2}},
