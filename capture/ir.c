@@ -37,9 +37,20 @@ static void kernels_free(gcr_ir *ir)
     ir->n_kernels = 0;
 }
 
+void gcr_ir_pin_exts(gcr_ir *ir, int from, int to, bool pin)
+{
+    for (int v = from; v < to && v < ir->n_values; v++) {
+        const gcr_value *x = &ir->values[v];
+        if (!x->ext || (x->kind != GCR_V_INPUT && x->kind != GCR_V_CONST)) continue;
+        if (pin) gcr_tensor_pin(x->ext);
+        else gcr_tensor_unpin(x->ext);
+    }
+}
+
 void gcr_ir_free(gcr_ir *ir)
 {
     if (!ir) return;
+    gcr_ir_pin_exts(ir, 0, ir->n_values, false); /* before the owned constants go: they are pinned too */
     kernels_free(ir);
     gcr_fuse_end(ir);
     free(ir->ext_slot);
@@ -80,6 +91,7 @@ gcr_ir *gcr_ir_copy(const gcr_ir *src)
     ir->n_nodes = ir->cap_nodes = src->n_nodes;
     ir->n_inputs = src->n_inputs;
     ir->budget = src->budget;
+    gcr_ir_pin_exts(ir, 0, ir->n_values, true); /* the copy reads them too */
     return ir;
 }
 

@@ -30,6 +30,10 @@ size_t gcr_value_bytes(const gcr_value *v);
  * them; where they cannot (a literal reshape of another element count, an axis past the new
  * rank) it fails with the op's message. */
 gcr_status gcr_ir_reinfer(gcr_ir *ir, const gcr_meta *inputs);
+/* Pins (pin) or unpins the external tensors of values [from, to) of ir (gcr_tensor_pin): an IR
+ * pins every ext it holds (the trace as it records one, gcr_ir_copy for its copy, a pass that adds
+ * a constant) and gcr_ir_free unpins them; code that drops values from an IR unpins theirs. */
+void gcr_ir_pin_exts(gcr_ir *ir, int from, int to, bool pin);
 
 /* ---------------------------------------------------------------- fusion */
 

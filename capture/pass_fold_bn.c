@@ -130,6 +130,7 @@ gcr_status gcr_pass_fold_bn(gcr_ir *ir)
         nc = &ir->nodes[cv];
         ir->values[vw].ext = w2;
         ir->values[vb].ext = bias;
+        gcr_ir_pin_exts(ir, vw, vb + 1, true); /* as every ext of an IR; gcr_ir_free unpins, then destroys them */
         nc->in[1] = vw;
         nc->in[2] = vb;
         /* the conv now produces the batch norm's value; its own value and the BN node go away */

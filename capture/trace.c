@@ -34,7 +34,10 @@ static int value_of(gcr_ir *ir, gcr_tensor *t, const char *op, int k)
         return -1;
     }
     int v = gcr_ir_add_value(ir, &t->m, (t->flags & GCR_TF_CONST) ? GCR_V_CONST : GCR_V_INPUT);
-    if (v >= 0) ir->values[v].ext = t;
+    if (v >= 0) {
+        ir->values[v].ext = t;
+        gcr_tensor_pin(t); /* the trace may read it until it is freed (gcr_ir_free unpins) */
+    }
     return v;
 }
 
@@ -78,7 +81,7 @@ gcr_tensor *gcr_trace_record_in(gcr_ir *ir, const gcr_call *c, const gcr_meta *o
 void gcr_trace_free(gcr_ir *ir)
 {
     if (!ir) return;
-    for (int v = 0; v < ir->n_values; v++) gcr_tensor_destroy(ir->values[v].handle);
+    for (int v = 0; v < ir->n_values; v++) gcr_tensor_release(ir->values[v].handle); /* another trace may read it */
     gcr_ir_free(ir);
 }
 

@@ -350,7 +350,11 @@ GCR_API gcr_tensor *gcr_graph_get_input(gcr_graph *g, int i);  /* borrowed */
 GCR_API gcr_tensor *gcr_graph_get_output(gcr_graph *g, int i); /* borrowed; static buffer */
 /* Replaces input i by t for later replays: same signature patches pointers, no re-capture; a
  * different dtype/shape/strides/device re-traces or falls back to eager (knobs.retrace) at the
- * next replay. t must outlive its use by the graph. A re-specialisation that fails (the new
+ * next replay. The graph holds t while it is bound, as it holds the tensors its capture read
+ * (inputs and constants): freeing one (gcr_tensor_free, its scope's end, gcr_weights_free, or
+ * destroying the graph whose output it is) while a graph holds it frees it only when the graph
+ * lets it go (a later bind, gcr_graph_destroy), and replays read the data it held; an open
+ * capture or region pass holds what it read the same way. A re-specialisation that fails (the new
  * signature cannot be built) returns the error from gcr_graph_replay and leaves the graph as it
  * was: its cached variants, and its outputs with their last results; bind the old input back to
  * replay it. A region's graph (gcr_region_graph) refuses this call: its passes bind its inputs.

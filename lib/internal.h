@@ -182,6 +182,7 @@ enum {
     GCR_TF_KEEP = 1u << 0,   /* exempt from scopes */
     GCR_TF_CONST = 1u << 1,  /* constant (weights): capture may fold it */
     GCR_TF_TRACED = 1u << 2, /* created while capturing: owned by a trace/graph, not the ctx list */
+    GCR_TF_ORPHAN = 1u << 3, /* freed by its owner while pinned: destroyed at its last unpin */
 };
 
 typedef struct gcr_storage {
@@ -197,6 +198,7 @@ struct gcr_tensor {
     int64_t offset;       /* elements from storage base */
     gcr_storage *st;      /* NULL for traced tensors without data */
     uint32_t flags;
+    uint32_t pins;        /* traces and graphs that read it (an external input or constant) */
     /* ctx ownership list (untraced tensors), or the owning region's lists (its traced tensors:
      * replay/region.c, which keeps in seq when it retired one) */
     gcr_tensor *prev, *next;
@@ -227,6 +229,14 @@ gcr_tensor *gcr_tensor_shell(gcr_ctx *ctx, const gcr_meta *m);
 gcr_status gcr_tensor_bind(gcr_tensor *t, void *data, size_t bytes);
 /* Frees a handle regardless of list membership. */
 void gcr_tensor_destroy(gcr_tensor *t);
+/* A trace or graph that reads t as an external input or constant pins it for as long as it may
+ * read it: its owner's free (gcr_tensor_free, a scope's end, a finished capture's trace) then only
+ * takes it off its list (an orphan), and the last unpin destroys it, so a replay never reads a
+ * freed handle or storage. NULL is a no-op for both. */
+void gcr_tensor_pin(gcr_tensor *t);
+void gcr_tensor_unpin(gcr_tensor *t);
+/* Destroys t, or orphans it while pinned: what every owner's free calls. */
+void gcr_tensor_release(gcr_tensor *t);
 /* Appends t to the handle list whose sentinel is list (the ctx's live list, a region's lists),
  * and takes it off its list (a no-op when on none), through t->prev / t->next. */
 void gcr_tensor_list_push(gcr_tensor *list, gcr_tensor *t);

@@ -132,11 +132,33 @@ void gcr_tensor_unbind(gcr_tensor *t) { gcr_tensor_share(t, NULL, 0); }
 
 void gcr_storage_release(gcr_ctx *ctx, gcr_storage *st) { storage_release(ctx, st); }
 
+void gcr_tensor_pin(gcr_tensor *t)
+{
+    if (t) t->pins++;
+}
+
+void gcr_tensor_unpin(gcr_tensor *t)
+{
+    if (!t || !t->pins) return;
+    if (--t->pins == 0 && (t->flags & GCR_TF_ORPHAN)) gcr_tensor_destroy(t);
+}
+
+void gcr_tensor_release(gcr_tensor *t)
+{
+    if (!t) return;
+    if (!t->pins) {
+        gcr_tensor_destroy(t);
+        return;
+    }
+    gcr_tensor_list_drop(t); /* off its owner's list: nothing but the last unpin frees it now */
+    t->flags |= GCR_TF_ORPHAN;
+}
+
 void gcr_tensor_free(gcr_tensor *t)
 {
     /* traced tensors belong to their trace or graph, which frees them */
     if (!t || (t->flags & GCR_TF_TRACED)) return;
-    gcr_tensor_destroy(t);
+    gcr_tensor_release(t);
 }
 
 gcr_tensor *gcr_tensor_keep(gcr_tensor *t)
@@ -159,7 +181,7 @@ void gcr_scope_end(gcr_ctx *ctx, uint64_t scope)
     gcr_tensor *t = ctx->live.prev;
     while (t != &ctx->live && t->seq > scope) {
         gcr_tensor *prev = t->prev;
-        if (!(t->flags & GCR_TF_KEEP)) gcr_tensor_destroy(t);
+        if (!(t->flags & GCR_TF_KEEP)) gcr_tensor_release(t);
         t = prev;
     }
 }

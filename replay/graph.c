@@ -21,7 +21,10 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
     g->in_t = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *g->in_t);
     g->sig_now = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *g->sig_now);
     gcr_status s = g->in_t && g->sig_now ? gcr_ir_link(trace) : gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
-    for (int i = 0; i < g->n_inputs && s == GCR_OK; i++) g->in_t[i] = trace->values[trace->inputs[i]].ext;
+    for (int i = 0; i < g->n_inputs && s == GCR_OK; i++) {
+        g->in_t[i] = trace->values[trace->inputs[i]].ext;
+        gcr_tensor_pin(g->in_t[i]); /* held while bound: a freed input lives on until unbound */
+    }
     for (int i = 0; i < trace->n_nodes; i++) g->stats.ops_traced++;
     if (owns_handles && s == GCR_OK) {
         gcr_capstate *cs = gcr_capstate_get(ctx);
@@ -63,6 +66,8 @@ gcr_status gcr_graph_bind_input(gcr_graph *g, int i, gcr_tensor *t)
     /* a region's passes pick its graphs' inputs by matching the body's calls */
     GCR_CHECK(g->ctx, !g->region, GCR_ERR_CAPTURE, "graph_bind_input: the graph belongs to region %s, whose passes bind its inputs",
               gcr_region_name(g->region));
+    gcr_tensor_pin(t);
+    gcr_tensor_unpin(g->in_t[i]);
     g->in_t[i] = t;
     return GCR_OK;
 }
@@ -122,6 +127,7 @@ void gcr_graph_free(gcr_graph *g)
         if (g->next) g->next->prev = g->prev;
     }
     gcr_graph_staging_free(g);
+    for (int i = 0; g->in_t && i < g->n_inputs; i++) gcr_tensor_unpin(g->in_t[i]);
     if (g->owns_handles) gcr_trace_free(g->trace);
     free(g->in_t);
     free(g->sig_now);

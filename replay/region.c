@@ -194,7 +194,7 @@ static void collect(gcr_region *r)
     }
     for (gcr_tensor *t = r->retired.next, *nx; t != &r->retired; t = nx) {
         nx = t->next;
-        if (r->retirements - t->seq >= (uint64_t)gcr_cache_cap(r->ctx)) gcr_tensor_destroy(t);
+        if (r->retirements - t->seq >= (uint64_t)gcr_cache_cap(r->ctx)) gcr_tensor_release(t); /* another graph may read it */
     }
 }
 
@@ -284,6 +284,7 @@ static gcr_status diverge(gcr_region *r, int i)
     gcr_ir *nt = gcr_ir_copy(src);
     if (!nt) return ctx->status ? ctx->status : GCR_ERR_OOM;
     int pv = prefix_values(src, i);
+    gcr_ir_pin_exts(nt, pv, nt->n_values, false); /* the values the copy drops */
     nt->n_nodes = i;
     nt->n_values = pv;
     int ni = 0;
@@ -517,8 +518,8 @@ void gcr_regions_free(gcr_ctx *ctx)
             gcr_lru_remove(&r->entries, &w->lru);
             entry_free(w);
         }
-        while (r->handles.next != &r->handles) gcr_tensor_destroy(r->handles.next);
-        while (r->retired.next != &r->retired) gcr_tensor_destroy(r->retired.next);
+        while (r->handles.next != &r->handles) gcr_tensor_release(r->handles.next);
+        while (r->retired.next != &r->retired) gcr_tensor_release(r->retired.next);
         free(r->marks);
         free(r->name);
         free(r);

@@ -530,8 +530,72 @@ static void test_reduce_scratch_after_capture(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* y (12 elements) against exp of the host values hx */
+static void is_exp_of(gcr_tensor *y, const float *hx, const char *what)
+{
+    float *a = h_read(y);
+    float want[12];
+    for (int i = 0; i < 12; i++) want[i] = expf(hx[i]);
+    if (CHECK(a != NULL, "%s: read", what)) CHECK_CLOSE(a, want, 12, 1e-5f, 1e-5f, what);
+    free(a);
+}
+
+/* A graph holds what it reads: an input freed while a capture that read it is open, an input whose
+ * scope ended, a rebound input freed, a constant freed, and another graph's output whose graph was
+ * destroyed all stay readable until the graph lets them go, so its replays give the values they
+ * held (they were freed handles, read after free: SAN=1 shows any left) */
+static void test_freed_inputs(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    const int64_t sh[2] = {3, 4};
+    float hx[12], hx2[12];
+    /* freed inside the capture, after its last use; and a scope that ends after the capture */
+    uint64_t sc = gcr_scope_begin(ctx);
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 2, sh, GCR_NCHW);
+    OK(ctx, gcr_tensor_to_host(x, hx, sizeof hx));
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = gcr_exp(ctx, x);
+    gcr_tensor_free(x);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    is_exp_of(y, hx, "input freed during the capture: the capture pass");
+    gcr_scope_end(ctx, sc);
+    OK(ctx, gcr_graph_replay(g));
+    is_exp_of(y, hx, "input freed during the capture: a replay");
+    /* a rebound input freed, then the graph replayed; then bound again */
+    gcr_tensor *x2 = rand_t(ctx, GCR_F32, 2, sh, GCR_NCHW);
+    OK(ctx, gcr_tensor_to_host(x2, hx2, sizeof hx2));
+    OK(ctx, gcr_graph_bind_input(g, 0, x2));
+    gcr_tensor_free(x2);
+    OK(ctx, gcr_graph_replay(g));
+    is_exp_of(y, hx2, "rebound input freed");
+    /* another graph's output read by this one, that graph destroyed */
+    gcr_graph *g2 = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *z = gcr_log(ctx, y);
+    OK(ctx, gcr_capture_end(ctx, &g2));
+    gcr_graph_destroy(g);
+    OK(ctx, gcr_graph_replay(g2));
+    is_exp_of(gcr_exp(ctx, z), hx2, "the output of a destroyed graph read by another");
+    gcr_graph_destroy(g2);
+    /* a region body that frees its input after the last op that reads it */
+    for (int pass = 0; pass < 2; pass++) {
+        gcr_tensor *xr = rand_t(ctx, GCR_F32, 2, sh, GCR_NCHW), *yr = NULL;
+        OK(ctx, gcr_tensor_to_host(xr, hx, sizeof hx));
+        GCR_REGION(ctx, "frees")
+        {
+            yr = gcr_exp(ctx, xr);
+            gcr_tensor_free(xr);
+        }
+        OK(ctx, gcr_ctx_status(ctx));
+        is_exp_of(yr, hx, "a region body that frees its input");
+    }
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
+    RUN(test_freed_inputs);
     RUN(test_rebind_and_respecialise);
     RUN(test_lru);
     RUN(test_failed_respecialise);
