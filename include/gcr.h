@@ -91,7 +91,8 @@ typedef struct gcr_knobs {
     int graph_cache;       /* GCR_GRAPH_CACHE: graphs kept per region before LRU eviction (default 8; 0 counts
                               as 1; below -1 is GCR_ERR_INVALID) */
     const char *skip_fuse; /* GCR_SKIP_FUSE: comma list of op kinds never fused: pointwise,reduce,conv,matmul */
-    const char *dump;      /* GCR_DUMP: comma list of trace,fused,source,plan (default none) */
+    const char *dump;      /* GCR_DUMP: comma list of trace,fused,source,plan, or all (default none);
+                              a file that cannot be written is reported at log level 1 */
     const char *dump_dir;  /* GCR_DUMP_DIR (default "gcr_dump") */
     int log;               /* GCR_LOG: 0 silent, 1 progress lines for compiles (default), 2 verbose; stderr */
     const char *profile;   /* GCR_PROFILE: path of a Chrome-trace JSON of per-kernel timings */

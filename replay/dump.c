@@ -1,21 +1,32 @@
-/* dump.c — knobs.dump (GCR_DUMP=trace,fused,source,plan) writes, under knobs.dump_dir, for each
- * variant built: the trace before fusion (text + dot), after fusion (text + dot), the CPU source
- * of every fused group (expression text), and the memory plan. Files are named g<k>_v<n>_*: the k-th variant dumped on the ctx,
- * the graph's n-th variant. */
+/* dump.c — knobs.dump (GCR_DUMP=trace,fused,source,plan, or all) writes, under knobs.dump_dir, for
+ * each variant built: the trace before fusion (text + dot), after fusion (text + dot), the CPU
+ * source of every fused group (expression text), and the memory plan. Files are named
+ * g<k>_v<n>_*: the k-th variant dumped in the process (one count for every context, so contexts
+ * sharing a directory do not overwrite each other's dumps), the graph's n-th variant. */
 #include "graph.h"
+#include <ctype.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/stat.h>
 
+static atomic_ulong dumped; /* variants dumped in the process */
+
+/* whether the comma list knobs.dump names what, or all (case and spaces around a name ignored) */
 static bool want(const gcr_ctx *ctx, const char *what)
 {
     const char *d = ctx->knobs.dump;
-    if (!d) return false;
-    size_t n = strlen(what);
-    for (const char *p = d; (p = strstr(p, what)); p += n)
-        if ((p == d || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return true;
-    return strcmp(d, "all") == 0;
+    while (d && *d) {
+        while (*d == ' ' || *d == ',') d++;
+        size_t n = strcspn(d, ",");
+        size_t k = n;
+        while (k && d[k - 1] == ' ') k--;
+        if (k && ((k == strlen(what) && !strncasecmp(d, what, k)) || (k == 3 && !strncasecmp(d, "all", 3)))) return true;
+        d += n;
+    }
+    return false;
 }
 
 static void write_file(gcr_ctx *ctx, const char *dir, const char *stem, const char *suffix, const char *text)
@@ -48,9 +59,8 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v)
         gcr_progress(ctx, "dump: cannot create %s: %s", dir, strerror(errno));
         return;
     }
-    gcr_capstate *cs = gcr_capstate_get(ctx);
     char stem[64];
-    snprintf(stem, sizeof stem, "g%lu_v%d", cs ? ++cs->dumps : 0ul, g->stats.variants);
+    snprintf(stem, sizeof stem, "g%lu_v%d", atomic_fetch_add(&dumped, 1) + 1, g->stats.variants);
     if (want(ctx, "trace")) {
         char *t = describe(g->trace), *d = gcr_ir_dot(g->trace, false);
         write_file(ctx, dir, stem, "trace.txt", t);

@@ -144,7 +144,6 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v);
 typedef struct gcr_capstate {
     gcr_ir *cur;                /* open trace (explicit capture, CAPTURE mode) */
     gcr_graph *graphs;          /* explicit graphs not yet destroyed */
-    unsigned long dumps;        /* variants dumped so far (file names) */
     struct gcr_region *regions; /* uthash by name (replay/region.c) */
     struct gcr_region *region;  /* the region whose body runs now, or NULL */
 } gcr_capstate;
