@@ -22,8 +22,9 @@ static int model_option(const char *a, const char *v)
         return 1;
     }
     if (!strcmp(a, "--width")) {
-        width = atof(v);
-        return width > 0 ? 1 : -1;
+        char *end;
+        width = strtod(v, &end);
+        return end != v && !*end && width > 0 ? 1 : -1;
     }
     return 0;
 }

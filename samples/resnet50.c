@@ -14,17 +14,22 @@ static int width = 64, layers[4] = {3, 4, 6, 3};
 
 static int model_option(const char *a, const char *v)
 {
+    long long n;
     if (!strcmp(a, "--width")) {
-        width = atoi(v);
-        return width >= 1 ? 1 : -1;
+        if (!smp_int(v, 1, 4096, &n)) return -1;
+        width = (int)n;
+        return 1;
     }
-    if (!strcmp(a, "--layers")) {
-        int l[4], end = 0;
-        if (sscanf(v, "%d,%d,%d,%d%n", &l[0], &l[1], &l[2], &l[3], &end) != 4 || v[end]) return -1;
-        for (int s = 0; s < 4; s++) {
-            if (l[s] < 1) return -1;
-            layers[s] = l[s];
+    if (!strcmp(a, "--layers")) { /* each stage's blocks, at most the model's total (no sum can wrap) */
+        char buf[96], *save = NULL;
+        int l[4], k = 0;
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (k == 4 || !smp_int(t, 1, RN_MAX_BLOCKS, &n)) return -1;
+            l[k++] = (int)n;
         }
+        if (k != 4) return -1;
+        for (int s = 0; s < 4; s++) layers[s] = l[s];
         return 1;
     }
     return 0;
