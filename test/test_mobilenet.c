@@ -25,13 +25,15 @@ static gcr_tensor *model_forward(gcr_ctx *ctx, void *m, gcr_tensor *x) { return 
 static void model_free(void *m) { mnv3_free(m); }
 
 /* A golden of test/data and the tools/export_mobilenet.py arguments that wrote it (tools/README.md).
- * f16_tol_from_file stays 0: f16 is held to the flat 1e-2 above. */
+ * f16 is held to 4x PyTorch's own f16 error on the golden (its logits_f16), as the ResNet one is:
+ * since the goldens' BN statistics come from data their logits depend on the input, and f16
+ * rounding through the whole network shows in them (PyTorch's own: 0.0043 small, 0.0087 large). */
 #define MNV3_GOLD(file, config, args)                                                                      \
     {                                                                                                      \
         .name = file, .gold = "test/data/" file,                                                           \
         .made_by = "python3 tools/export_mobilenet.py " args " --out test/data/" file, .cfg = &config,     \
         .model = &mnv3, .init = model_init, .forward = model_forward, .free = model_free,                  \
-        .ops = &mnv3.ops, .classes = &mnv3.classes, .err = mnv3.err,                                       \
+        .ops = &mnv3.ops, .classes = &mnv3.classes, .err = mnv3.err, .f16_tol_from_file = 1,               \
     }
 static const pu_model small = MNV3_GOLD("mnv3_small_w050.safetensors", small_cfg, /* Small x0.5, 100 classes */
                                         "--model small --width 0.5 --classes 100 --batch 2 --size 131 --f16 --seed 1");

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """export_mobilenet.py — golden files for gcr's MobileNet-v3 parity: builds torchvision's
 mobilenet_v3_large / mobilenet_v3_small with a fixed seed (random init, no downloads), makes every
-parameter informative (random BN running stats and affine, non-zero biases, Linear layers at their
-PyTorch default init so logits are O(1)), runs one input batch in eval mode and writes one
+parameter informative (random BN affine, BN running stats from random data (calibrate), non-zero
+biases, Linear layers at their PyTorch default init so logits are O(1)), checks that the logits
+depend on the input, runs one input batch in eval mode and writes one
 safetensors file holding:
   <state_dict names>  the weights, f32 (num_batches_tracked stays I64 [])
   input               [N,3,H,W] f32
@@ -91,6 +92,31 @@ def randomise(model, gen):
                 m.bias.copy_((torch.rand(m.out_features, generator=gen) * 2 - 1) * k)
 
 
+def calibrate(model, gen, batch, size, rounds=4):
+    """BN running statistics from data, as training would leave them: with random ones (randomise)
+    the activations of a randomly initialised MobileNet-v3 shrink layer by layer until the logits
+    no longer depend on the input (a zero input reproduced the large golden's logits to 2e-7, so
+    its parity check could not see a wrong stem or first half of the network). The affine
+    parameters stay randomise's."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over the calibration batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(rounds):
+            model(torch.randn(max(batch, 8), 3, size, size, generator=gen))
+    model.eval()
+
+
+def input_sensitivity(model, x):
+    """max |logits(x) - logits(0)| / max |logits(x)|: how much the logits depend on the input"""
+    with torch.inference_mode():
+        a = model(x)
+        b = model(torch.zeros_like(x))
+    return ((a - b).abs().max() / a.abs().max()).item()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", choices=["large", "small"], default="small")
@@ -109,7 +135,12 @@ def main():
     ctor = torchvision.models.mobilenet_v3_large if a.model == "large" else torchvision.models.mobilenet_v3_small
     model = ctor(weights=None, width_mult=a.width, num_classes=a.classes).eval()
     randomise(model, gen)
+    calibrate(model, gen, a.batch, a.size)
     x = torch.randn(a.batch, 3, a.size, a.size, generator=gen)
+    sens = input_sensitivity(model, x)
+    if sens < 0.1:
+        sys.exit("export_mobilenet: the logits barely depend on the input (%.3g of their range against a zero input): "
+                 "such a golden cannot catch a wrong early layer" % sens)
 
     # f32 reference with TF32 off so a GPU reference is true f32
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -132,7 +163,8 @@ def main():
     if f16 is not None:
         tensors.append(("logits_f16", f16))
     meta = dict(model=a.model, width=a.width, classes=a.classes, batch=a.batch, size=a.size, seed=a.seed, torch=torch.__version__,
-                torchvision=torchvision.__version__, f32_vs_f64_rel_err="%.3g" % err, top1_margin_rel="%.4f" % margin)
+                torchvision=torchvision.__version__, f32_vs_f64_rel_err="%.3g" % err, top1_margin_rel="%.4f" % margin,
+                input_sensitivity="%.3g" % sens)
     write_safetensors(a.out, tensors, meta)
 
     # self-check: a fresh model loaded from the file reproduces the stored logits exactly
@@ -145,8 +177,8 @@ def main():
         sys.exit("export_mobilenet: the written file does not reproduce its logits (max diff %g)"
                  % (again - back["logits"]).abs().max().item())
     nparam = sum(v.numel() for k, v in model.state_dict().items())
-    print("wrote %s: mobilenet_v3_%s width %g, %d params, input %s, f32 vs f64 rel err %.2g, top-1 margin %.3f"
-          "%s" % (a.out, a.model, a.width, nparam, list(x.shape), err, margin,
+    print("wrote %s: mobilenet_v3_%s width %g, %d params, input %s, f32 vs f64 rel err %.2g, top-1 margin %.3f, "
+          "input sensitivity %.3g%s" % (a.out, a.model, a.width, nparam, list(x.shape), err, margin, sens,
                   "" if f16 is None else ", f16 vs f32 rel err %.2g" % ((f16 - logits).abs().max() / logits.abs().max())))
     if margin < 0.03:
         print("warning: top-1 margin %.3f is small; f16 top-1 checks may be fragile (try another --seed)" % margin,
