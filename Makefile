@@ -33,6 +33,9 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS) $(addprefix -L,$(DEPS_LIB)) $(addprefix -Wl$(comma)-rpath$(comma),$(abspath $(DEPS_LIB)))
 LIBS     := -lcjson -lm -lpthread -ldl
+# what an installed libgcr needs beside itself (gcr.pc's Libs.private): the system's libraries and
+# CUDA's directory, never a path into this tree
+PC_LIBS  := $(LIBS)
 comma := ,
 
 SRC := $(wildcard lib/*.c lib/cpu/*.c capture/*.c replay/*.c)
@@ -41,6 +44,7 @@ ifeq ($(CUDA),1)
   CPPFLAGS += -I$(CUDA_HOME)/include -DGCR_HAVE_CUDA=1
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
   LIBS += -lnvrtc -lcudart
+  PC_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 $(LIBS)
   KERNELS := $(sort $(wildcard lib/cuda/kernels/*.cuh lib/cuda/kernels/*.h))
   GEN_SRC := $(BUILD)/gen/embedded_kernels.c
 else
@@ -91,7 +95,8 @@ $(STATIC): $(OBJ)
 
 $(SHARED): $(OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libgcr.so.$(shell sed -n 's/^#define GCR_VERSION_MAJOR //p' include/gcr.h) -o $@ $^ $(LDFLAGS) $(LIBS)
+	$(CC) -shared -Wl,-soname,libgcr.so.$(shell sed -n 's/^#define GCR_VERSION_MAJOR //p' include/gcr.h) -o $@ $^ $(LDFLAGS) \
+	  -Wl,-rpath,'$$ORIGIN' $(LIBS)
 
 # programs record the headers they include (-MMD -MP: $@.d), so editing a test helper such as
 # test/capture_util.h rebuilds the tests that use it
@@ -125,6 +130,9 @@ test: $(TESTS) $(SHARED) $(SAMPLES)
 
 bench: $(BENCHES)
 
+# gcr.pc names only system libraries and CUDA's directory; libraries .deps/ stood in for (no Debian
+# package on this machine) go beside libgcr, which finds them there ($$ORIGIN), so an install does
+# not depend on this tree
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/gcr.h $(DESTDIR)$(PREFIX)/include/
@@ -132,7 +140,8 @@ install: lib
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libgcr.so.0.1
 	ln -sf libgcr.so.0.1 $(DESTDIR)$(PREFIX)/lib/libgcr.so.0
 	ln -sf libgcr.so.0 $(DESTDIR)$(PREFIX)/lib/libgcr.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDFLAGS) $(LIBS)|' gcr.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(PC_LIBS)|' gcr.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
+	$(if $(DEPS_LIB),for f in $(DEPS_LIB)/lib*.so*; do [ -e "$$f" ] && cp -P "$$f" $(DESTDIR)$(PREFIX)/lib/; done; true)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/gcr.h $(DESTDIR)$(PREFIX)/lib/libgcr.* $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
