@@ -126,7 +126,8 @@ static void test_guards_off(void)
     gcr_ctx_destroy(ctx);
 }
 
-/* several outputs, one marked while also feeding a later op */
+/* several outputs, one marked (twice, as two helpers each marking it might: still one output, and
+ * the later identical passes replay the first pass's graph) while also feeding a later op */
 static void test_outputs(void)
 {
     gcr_ctx *ctx = cu_ctx(1, 8, 1);
@@ -137,6 +138,7 @@ static void test_outputs(void)
         GCR_REGION(ctx, "two")
         {
             a = gcr_exp(ctx, x);
+            gcr_graph_output(ctx, a);
             gcr_graph_output(ctx, a);
             b = gcr_add_scalar(ctx, a, 1.0f);
         }
@@ -149,39 +151,11 @@ static void test_outputs(void)
         free(pb);
         free(px);
     }
-    gcr_ctx_destroy(ctx);
-}
-
-/* a body that marks the same tensor twice (two helpers each marking it): one output, and the later
- * identical passes replay the first pass's graph */
-static void test_mark_twice(void)
-{
-    gcr_ctx *ctx = cu_ctx(1, 8, 1);
-    gcr_tensor *x = rand_t(ctx, 2, (int64_t[]){3, 4});
-    gcr_graph *g0 = NULL;
-    for (int p = 0; p < 4; p++) {
-        cu_refill(x, 0);
-        gcr_tensor *h = NULL, *y = NULL;
-        GCR_REGION(ctx, "twice")
-        {
-            h = gcr_exp(ctx, x);
-            gcr_graph_output(ctx, h);
-            gcr_graph_output(ctx, h);
-            y = gcr_relu(ctx, h);
-        }
-        OK(ctx, gcr_ctx_status(ctx));
-        if (p == 0) g0 = gcr_region_graph(ctx, "twice");
-        CHECK(gcr_region_graph(ctx, "twice") == g0, "pass %d: the same graph", p);
-        float *ph = h_read(h), *px = h_read(x);
-        for (int i = 0; i < 12; i++) CHECK(fabsf(ph[i] - expf(px[i])) <= 1e-5f * expf(px[i]), "h[%d] pass %d", i, p);
-        free(ph);
-        free(px);
-        (void)y;
-    }
     gcr_graph_stats st;
-    OK(ctx, gcr_graph_get_stats(g0, &st));
-    CHECK(st.replays == 3 && gcr_graph_num_outputs(g0) == 2, "3 replays (%llu), 2 outputs (%d)",
-          (unsigned long long)st.replays, gcr_graph_num_outputs(g0));
+    gcr_graph *g = gcr_region_graph(ctx, "two");
+    OK(ctx, gcr_graph_get_stats(g, &st));
+    CHECK(st.replays == 2 && gcr_graph_num_outputs(g) == 2, "2 replays (%llu), 2 outputs (%d)", (unsigned long long)st.replays,
+          gcr_graph_num_outputs(g));
     gcr_ctx_destroy(ctx);
 }
 
@@ -220,7 +194,6 @@ static void all(void)
     RUN(test_lru_cap);
     RUN(test_guards_off);
     RUN(test_outputs);
-    RUN(test_mark_twice);
     RUN(test_stress);
 }
 
