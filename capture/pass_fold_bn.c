@@ -17,17 +17,26 @@ static gcr_tensor *as_f32(gcr_ctx *ctx, gcr_tensor *t, gcr_tensor **made)
     return *made = gcr_cast(ctx, t, GCR_F32);
 }
 
-/* whether every element of t (of any float dtype) is finite: the sum of their magnitudes in f32,
- * which no f16 or bf16 tensor can overflow */
-static bool all_finite(gcr_ctx *ctx, gcr_tensor *t)
+/* the sum of |t|'s elements in f32 (of any float dtype; no f16 or bf16 tensor can overflow it), or
+ * NULL: finite exactly when every element is */
+static gcr_tensor *abs_sum(gcr_ctx *ctx, gcr_tensor *t)
 {
     gcr_tensor *f = t ? gcr_cast(ctx, t, GCR_F32) : NULL, *a = f ? gcr_abs(ctx, f) : NULL;
     gcr_tensor *sum = a ? gcr_sum(ctx, a, NULL, 0, 0) : NULL;
-    float h = NAN;
-    bool ok = sum && gcr_tensor_to_host(sum, &h, sizeof h) == GCR_OK && isfinite(h);
     gcr_tensor_free(f);
     gcr_tensor_free(a);
-    gcr_tensor_free(sum);
+    return sum;
+}
+
+/* whether every element of w and b is finite, read back in one copy (one sync per folded pair) */
+static bool all_finite(gcr_ctx *ctx, gcr_tensor *w, gcr_tensor *b)
+{
+    gcr_tensor *sw = abs_sum(ctx, w), *sb = abs_sum(ctx, b), *both = sw && sb ? gcr_add(ctx, sw, sb) : NULL;
+    float h = NAN;
+    bool ok = both && gcr_tensor_to_host(both, &h, sizeof h) == GCR_OK && isfinite(h);
+    gcr_tensor_free(sw);
+    gcr_tensor_free(sb);
+    gcr_tensor_free(both);
     return ok;
 }
 
@@ -112,7 +121,7 @@ gcr_status gcr_pass_fold_bn(gcr_ir *ir)
 #undef EXT
         /* a scale past the dtype's range (var + eps 0, or a large mean and scale in f16) would
          * leave inf or NaN where the unfolded pair's values are finite: such a pair stays unfolded */
-        const bool finite = w2 && bias && all_finite(ctx, w2) && all_finite(ctx, bias);
+        const bool finite = w2 && bias && all_finite(ctx, w2, bias);
         gcr_status st = gcr_eager_end(ctx, &sec);
         if (st != GCR_OK || !w2 || !bias || !finite) {
             gcr_tensor_free(w2);

@@ -18,6 +18,14 @@ gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, ch
     return ctx->be->check ? ctx->be->check(c, out, err, errn) : GCR_OK;
 }
 
+bool gcr_on_ctx(gcr_ctx *ctx, const gcr_tensor *t, const char *op, int i)
+{
+    if (!t || t->ctx == ctx) return true;
+    char b[96];
+    gcr_set_error(ctx, GCR_ERR_INVALID, "%s: input %d (%s) belongs to another context", op, i, gcr_meta_str(&t->m, b, sizeof b));
+    return false;
+}
+
 gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
 {
     const char *name = gcr_op_table[c->op].name;
@@ -27,15 +35,8 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c)
         gcr_tensor *t = ctx->rec->replayed(ctx, c);
         if (t) return t;
     }
-    for (int i = 0; i < c->n_in; i++) {
-        gcr_tensor *t = c->in[i];
-        if (t && t->ctx != ctx) {
-            char b[96];
-            gcr_set_error(ctx, GCR_ERR_INVALID, "%s: input %d (%s) belongs to another context", name, i,
-                          gcr_meta_str(&t->m, b, sizeof b));
-            return NULL;
-        }
-    }
+    for (int i = 0; i < c->n_in; i++)
+        if (!gcr_on_ctx(ctx, c->in[i], name, i)) return NULL;
     gcr_meta out;
     char err[512];
     gcr_status s = gcr_validate(ctx, c, &out, err, sizeof err);

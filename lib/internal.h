@@ -417,6 +417,9 @@ gcr_tensor *gcr_dispatch(gcr_ctx *ctx, gcr_call *c);
  * contiguous copy of a strided one (the copy's storage lives on in the view). For the API and for
  * a recorded op list run eagerly on inputs its trace did not see (replay/interp.c). */
 gcr_tensor *gcr_dispatch_reshape(gcr_ctx *ctx, gcr_call *c);
+/* Whether t (NULL: yes) is a tensor of ctx; if not, records GCR_ERR_INVALID naming op and input i:
+ * gcr_dispatch's check of every input, and an op's that returns without dispatching. */
+bool gcr_on_ctx(gcr_ctx *ctx, const gcr_tensor *t, const char *op, int i);
 /* gcr_infer, then ctx's backend's check: what every call must pass before it runs or is recorded,
  * and every node of a graph re-specialised for new input metas (gcr_ir_reinfer). */
 gcr_status gcr_validate(const gcr_ctx *ctx, const gcr_call *c, gcr_meta *out, char *err, size_t errn);

@@ -523,11 +523,7 @@ gcr_tensor *gcr_concat(gcr_ctx *ctx, gcr_tensor *const *xs, int n, int axis)
 gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p)
 {
     NEED(ctx, x, "dropout");
-    if (x->ctx != ctx) { /* no dispatch follows, whose check this would be */
-        char b[96];
-        gcr_set_error(ctx, GCR_ERR_INVALID, "dropout: input %s belongs to another context", gcr_meta_str(&x->m, b, sizeof b));
-        return NULL;
-    }
+    if (!gcr_on_ctx(ctx, x, "dropout", 0)) return NULL; /* it returns x: no dispatch checks it */
     if (!(p >= 0.0f && p < 1.0f)) {
         char b[96];
         gcr_set_error(ctx, GCR_ERR_PARAM, "dropout: p %g outside [0, 1) for %s", p, gcr_meta_str(&x->m, b, sizeof b));

@@ -43,12 +43,16 @@ static bool overlap(const void *a, size_t an, const void *b, size_t bn)
     return an && bn && x < y + bn && y < x + an;
 }
 
-/* whether v's run writes a byte of [p, p + n): its arena or one of its output buffers */
+/* whether v's run writes a byte of [p, p + n): its arena or one of its output buffers (each the
+ * root of a graph output; every replay asks, so the outputs are walked, not every value) */
 static bool variant_writes(const gcr_variant *v, const void *p, size_t n)
 {
-    if (v->arena && overlap(p, n, v->arena, v->ir->arena_bytes)) return true;
-    for (int x = 0; x < v->ir->n_values; x++)
-        if (v->outbuf[x] && overlap(p, n, v->outbuf[x], v->ir->values[x].bytes)) return true;
+    const gcr_ir *ir = v->ir;
+    if (v->arena && overlap(p, n, v->arena, ir->arena_bytes)) return true;
+    for (int o = 0; o < ir->n_outputs; o++) {
+        const int x = ir->values[ir->outputs[o]].root;
+        if (v->outbuf[x] && overlap(p, n, v->outbuf[x], ir->values[x].bytes)) return true;
+    }
     return false;
 }
 

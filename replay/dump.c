@@ -4,7 +4,6 @@
  * g<k>_v<n>_*: the k-th variant dumped in the process (one count for every context, so contexts
  * sharing a directory do not overwrite each other's dumps), the graph's n-th variant. */
 #include "graph.h"
-#include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
