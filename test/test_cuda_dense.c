@@ -454,7 +454,10 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[18], L_DENSE);
     hooked_conv_f16(&convs[21], L_DENSE); /* tc tile, A by elements: prologue in registers */
     hooked_conv_f16(&convs[24], L_NHWC);  /* depthwise, 16-byte channel groups */
+    gcr_cuda_dense_force(gpu, "direct_");
     hooked_conv_f16(&convs[25], L_NHWC);  /* the direct kernel */
+    gcr_cuda_dense_force(gpu, NULL);
+    hooked_conv_f16(&convs[25], L_NHWC);  /* the patch tile, the heuristic's pick */
     hooked_conv_f16(&convs[5], L_NHWC);   /* depthwise */
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */
@@ -792,11 +795,12 @@ static void test_streams(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
-/* The small-channel implicit GEMM (gemm_tc.cuh AT 4: fewer channels per group than a 16-byte chunk,
- * kernel rows packed into chunks, gathered element by element), the heuristic's pick and forced:
- * RGB stems of MobileNet's and ResNet's shapes, odd channel counts, dilation, groups of 3, a
- * partial 128-wide column tile, any operand layout; f16 and bf16 here, TF32 in test_tf32; plain
- * and with hooks */
+/* The small-channel tiles (fewer channels per group than a 16-byte chunk): the implicit GEMM
+ * (gemm_tc.cuh AT 4: kernel rows packed into chunks, gathered element by element) and the patch
+ * tile (patch.cuh: the input patch staged in shared memory), the heuristic's pick and forced: RGB
+ * stems of MobileNet's and ResNet's shapes, odd channel counts, dilation, groups of 3, a partial
+ * 128-wide column tile, odd sw * C0 (the patch tile's half-word fragment loads), partial output
+ * tiles, any operand layout; f16 and bf16 here, TF32 in test_tf32; plain and with hooks */
 static const conv_case stems[] = {
     /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
     {4, 3, 33, 33, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   /* 3x3 s2 into 16 (MobileNet's stem, smaller) */
@@ -804,6 +808,8 @@ static const conv_case stems[] = {
     {3, 5, 20, 20, 24, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1},   /* 5 channels, dilation 2 */
     {2, 6, 17, 17, 40, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1},   /* 2 groups of 3 channels, 20 outputs each */
     {2, 1, 30, 30, 136, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1},  /* 1 channel, 136 outputs: a partial 128 tile */
+    {3, 4, 19, 37, 48, 5, 3, 1, 2, 2, 1, 3, 1, 1, 1},   /* 4 channels, 5x3, stride (1, 2), row dilation 3 */
+    {1, 7, 9, 70, 20, 2, 4, 3, 1, 0, 3, 1, 1, 1, 0},    /* 7 channels, 2x4, stride (3, 1): odd sw * C0 */
 };
 #define N_STEMS (int)(sizeof stems / sizeof stems[0])
 
@@ -816,8 +822,10 @@ static void test_small_channels(void)
             const int og = k->O / k->groups;
             conv_one(k, dts[d], L_CL);
 #ifdef GCR_HAVE_CUDA
-            CHECK(strstr(ran, "c_") != NULL, "conv C%d k%dx%d %s cl: the heuristic takes the small-channel tile, ran %s",
-                  k->C, k->KH, k->KW, dt_name(dts[d]), ran);
+            /* the patch tile where its column dilation of 1 allows, else the implicit GEMM's */
+            const char *pick = k->dw == 1 ? "patch" : "c_";
+            CHECK(strstr(ran, pick) != NULL, "conv C%d k%dx%d %s cl: the heuristic takes %s, ran %s", k->C, k->KH, k->KW,
+                  dt_name(dts[d]), pick, ran);
 #endif
             conv_forced(k, dts[d], L_CL, "c_", 1);
             conv_forced(k, dts[d], L_CL, "4c_", og > 32);
@@ -827,10 +835,24 @@ static void test_small_channels(void)
             conv_forced(k, dts[d], L_DENSE, "c_", 1);
             conv_forced(k, dts[d], L_SLICE, og > 32 ? "4c_" : "c_", 1);
             conv_forced(k, dts[d], L_PERM, og > 64 ? "8c_" : "c_", 1);
+            /* the patch tiles, every width the problem has; the patch is staged element by
+             * element, so any layout does */
+            const int pok = k->dw == 1;
+            conv_forced(k, dts[d], L_CL, "patch16_", pok);
+            conv_forced(k, dts[d], L_CL, "patch32_", pok && og > 16);
+            conv_forced(k, dts[d], L_CL, "patch64_", pok && og > 32);
+            conv_forced(k, dts[d], L_DENSE, "patch16_", pok);
+            conv_forced(k, dts[d], L_SLICE, og > 32 ? "patch64_" : "patch16_", pok);
+            conv_forced(k, dts[d], L_PERM, og > 16 ? "patch32_" : "patch16_", pok);
         }
-    gcr_cuda_dense_force(gpu, "c_");
-    hooked_conv_f16(&stems[0], L_CL); /* the prologue as the chunks are gathered */
-    hooked_conv_f16(&stems[3], L_CL); /* ... with each group's channel offset */
+    static const char *const tiles[] = {"c_", "patch16_", "patch64_"};
+    for (int t = 0; t < 3; t++) {
+        gcr_cuda_dense_force(gpu, tiles[t]);
+        hooked_conv_f16(&stems[0], L_CL); /* the prologue as the chunks are gathered / staged */
+        hooked_conv_f16(&stems[3], L_CL); /* ... with each group's channel offset */
+        hooked_conv_f16(&stems[1], L_DENSE);
+        hooked_conv_one(&stems[0], L_NHWC); /* f32 operands: the patch tile is 16-bit only */
+    }
     gcr_cuda_dense_force(gpu, NULL);
 }
 

@@ -3,8 +3,9 @@
  * 1x1 included as a plain GEMM, and matmul/linear), its GEMV kernel when there are at most 8 rows,
  * the streaming tensor-core tile of kernels/gemm_tc.cuh (f16/bf16 1x1 convs and GEMMs, and every
  * other conv whose x and weights are channels-last, as an implicit GEMM; f32 with knobs.tf32; its
- * products on wgmma where programs are built for sm_90a) or
- * conv.cuh's direct kernel (short reductions: the stem). conv.c and matmul.c describe their calls
+ * products on wgmma where programs are built for sm_90a), the patch tiles of kernels/patch.cuh
+ * (f16/bf16 convs of fewer channels per group than a 16-byte chunk: the RGB stems) or
+ * conv.cuh's direct kernel (short reductions). conv.c and matmul.c describe their calls
  * as problems; the kernel's program comes through hooks.c. */
 #include "dense.h"
 #include "autotune.h"
@@ -242,6 +243,44 @@ static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int
     if (rule == 3) p->def = i;
 }
 
+/* The patch tiles (kernels/patch.cuh) of problem a, c0 channels per group, into p: f16 and bf16
+ * convs with fewer channels per group than a 16-byte chunk, taps, column dilation 1 and a patch
+ * that leaves room for 2 blocks per SM; 16, 32 and 64 columns wide (no wider than N needs), each
+ * block walking tiles of GCR_PATCH_OH x GCR_PATCH_OW output pixels, as many blocks as fit the SMs
+ * (GCR_PATCH_BLOCKS). The heuristic takes them over every other tactic, the widest whose blocks
+ * give every SM two, else the narrowest. H200, f16, graph-timed per layer (bench/conv_bench.c,
+ * 2026-11-27): MobileNet-v3's 3x3 stem into 16 at batch 32 / 128 18.7 / 73.9 us, 42.6 / 164 on the
+ * direct kernel before (cuDNN 19.9 / 76.4); ResNet-50's 7x7 into 64 at batch 1 / 32 / 128 11.5 /
+ * 84.7 / 220 us, 14.2 / 172 / 671 on the implicit GEMM's small-channel tile (AT 4) before (cuDNN
+ * 14.3 / 82.5 / 278). At batch 1 ResNet-50's stem has 98 output tiles: 16 wide, 392 blocks, took
+ * half the 64-wide tile's time. */
+static void patch_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int64_t c0, int64_t z, int64_t sms)
+{
+    const int64_t taps = a->KH * a->KW;
+    if (p->dt == GCR_F32 || gcr_cuda_arch(ctx) < 80 || taps < 2 || c0 < 1 || c0 >= 8 || a->K != c0 * taps ||
+        a->dw != 1 || a->M <= 0 || a->OH * a->OW <= 0 || a->KH > 64 || a->KW > 64 || a->sh > 64 || a->sw > 64 ||
+        a->dh > 64)
+        return;
+    const int64_t tiles = a->M / (a->OH * a->OW) * ((a->OH + GCR_PATCH_OH - 1) / GCR_PATCH_OH) *
+                          ((a->OW + GCR_PATCH_OW - 1) / GCR_PATCH_OW) * z;
+    int pick = -1;
+    for (int bn = 16; bn <= 64; bn *= 2) {
+        if (bn > 16 && a->N <= bn / 2) break; /* a wider tile than N needs */
+        const int64_t smem = GCR_PATCH_SMEM((int64_t)bn, a->KH, a->KW, c0, a->sh, a->sw, a->dh);
+        if (smem > 96 * 1024) break;
+        int64_t per = GCR_PATCH_BLOCKS, cols = (a->N + bn - 1) / bn;
+        while (per > 2 && per * smem > 200 * 1024) per--;
+        char name[48];
+        snprintf(name, sizeof name, "gcr_patch%d_%s", bn, gcr_cuda_dt_suffix(p->dt));
+        int i = add_tactic(p, name, tiles / z < per * sms ? tiles / z : per * sms, cols, z, 1);
+        if (i < 0) break;
+        p->t[i].threads = 128;
+        p->t[i].smem = (unsigned)smem;
+        if (pick < 0 || tiles * cols >= 2 * sms) pick = i;
+    }
+    if (pick >= 0) p->def = pick;
+}
+
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
 static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
                           dense_plan *p)
@@ -415,7 +454,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * block, but not over the direct kernel where that has its pixels. H100, f16 (2026-11-26):
      * ResNet-50's 7x7 stem (64 outputs) 407 -> 171 us at batch 32 against the mma tile;
      * MobileNet-v3's 3x3 stem (16 outputs) 7.5 -> 5.7 us at batch 1, but 55 -> 67 us at batch 32
-     * against the direct kernel */
+     * against the direct kernel. The patch tiles (patch_tactics, next) take over in 16-bit types. */
     const int64_t c0 = taps > 0 ? a->K / taps : 0;
     /* the kernel steps through a kernel row's elements with int offsets */
     const int row_int = (a->KW - 1) * a->dw * llabs(a->xs[3]) + (c0 - 1) * llabs(a->xs[1]) < INT32_MAX &&
@@ -430,6 +469,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         }
         if (pick >= 0 && (p->def < 0 || !strstr(p->t[p->def].name, "_direct_"))) p->def = pick;
     }
+    patch_tactics(ctx, p, a, c0, z, sms);
     /* the deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in dynamic shared memory), k-contiguous
      * and implicit-GEMM layouts. The heuristic swaps the 128-wide implicit tile for its deep twin
      * (H100, f16, ResNet-50's 3x3 convs at batch 128: 0.88-0.94x the time), and the 128-wide

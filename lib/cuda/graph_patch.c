@@ -40,6 +40,7 @@ static const layout layouts[] = {
      * address inside p is patched; gcr_dense_args' split-K workspace never moves (scratch.c) */
     {"gcr_dense_", 0, {0}, 1},
     {"gcr_direct_", 0, {0}, 1},
+    {"gcr_patch", 0, {0}, 1},
     {"gcr_dw", 0, {0}, 1},
     {"gcr_gemv_", 0, {0}, 1},
     {"gcr_pool_", 0, {0}, 1},

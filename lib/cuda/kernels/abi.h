@@ -77,6 +77,23 @@ typedef uint32_t gcr_u32;
 #define GCR_TC_PS_ST 2
 #define GCR_TC_PS_SMEM(bn) (GCR_TC_PS_ST * GCR_TC_STAGE_BYTES(128, bn) + 128 * ((bn) + 4) * 4)
 
+/* conv.cuh's patch tiles (kernels/patch.cuh, gcr_patch*): a block's output tile of GCR_PATCH_OH x
+ * GCR_PATCH_OW pixels, its input patch of GCR_PATCH_ROWS rows at a pitch of GCR_PATCH_RS elements
+ * (every input column of the tile's taps, C0 channels each, plus a spare element and rounded to
+ * even), k ordered ky * RW + kx * C0 + c (RW: a kernel row's KW * C0 rounded up to even) and
+ * padded to KP, a multiple of the mma's 16; the host sizes the dynamic shared memory with
+ * GCR_PATCH_SMEM, the kernel lays it out the same way (patch.cuh's top comment). */
+#define GCR_PATCH_BLOCKS 4 /* blocks per SM: the launch bound, and the most the host puts on one */
+#define GCR_PATCH_OH 8
+#define GCR_PATCH_OW 16
+#define GCR_PATCH_RW(kw, c0) (((kw) * (c0) + 1) & ~1)
+#define GCR_PATCH_KP(kh, kw, c0) (((kh) * GCR_PATCH_RW(kw, c0) + 15) & ~15)
+#define GCR_PATCH_ROWS(kh, sh, dh) ((GCR_PATCH_OH - 1) * (sh) + ((kh) - 1) * (dh) + 1)
+#define GCR_PATCH_RS(kw, sw, c0) ((((GCR_PATCH_OW - 1) * (sw) + (kw)) * (c0) + 2) & ~1)
+#define GCR_PATCH_SMEM(bn, kh, kw, c0, sh, sw, dh)                                                          \
+    ((bn) * (GCR_PATCH_KP(kh, kw, c0) + 8) * 2 + GCR_PATCH_KP(kh, kw, c0) * 4 + 4 * 16 * ((bn) + 8) * 4 +    \
+     GCR_PATCH_ROWS(kh, sh, dh) * GCR_PATCH_RS(kw, sw, c0) * 2)
+
 /* Magic dividers of the dims of a collapsed shape (common.cuh gcr_div, host gcr_cuda_divs_init). */
 typedef struct gcr_divs {
     gcr_u32 magic[GCR_MAX_DIMS], shift[GCR_MAX_DIMS];

@@ -19,10 +19,11 @@
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
  * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} (depthwise, one channel per
  * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile), gcr_dwc_{f32,f16,bf16}
- * (depthwise, channels-last channel groups) and gcr_direct_{f32,f16,bf16}
- * (short reductions: the stem); GCR_DTYPE_ONLY keeps one dtype, GCR_NO_DEFAULT_KERNELS none (then
- * instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL (or one entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL,
- * GCR_DWC_KERNEL) / GCR_DIRECT_KERNEL). */
+ * (depthwise, channels-last channel groups), gcr_direct_{f32,f16,bf16} (short reductions) and
+ * gcr_patch{16,32,64}_{f16,bf16} (patch.cuh: tensor-core convs of fewer channels per group than a
+ * 16-byte chunk, the stems, their input patch staged); GCR_DTYPE_ONLY keeps one dtype,
+ * GCR_NO_DEFAULT_KERNELS none (then instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL (or one
+ * entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL, GCR_DWC_KERNEL) / GCR_DIRECT_KERNEL / GCR_PATCH_KERNEL). */
 #ifndef GCR_CONV_CUH
 #define GCR_CONV_CUH
 
@@ -35,6 +36,7 @@
 #endif
 #include "gemm.cuh"
 #include "gemm_tc.cuh"
+#include "patch.cuh"
 
 /* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time. I: the linear index
  * type, unsigned 32-bit whenever it fits (64-bit division would dominate this memory-bound loop). */
@@ -217,15 +219,8 @@ __device__ __forceinline__ void gcr_direct_body(const gcr_dense_args &p, const T
 #ifndef GCR_DIRECT_MINB
 #define GCR_DIRECT_MINB 2
 #endif
-#define GCR_DIRECT_KERNEL(NAME, T)                                                                         \
-    extern "C" __global__ void __launch_bounds__(256, GCR_DIRECT_MINB)                                     \
-        NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
-             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
-    {                                                                                                      \
-        gcr_grid_dep();                                                                                    \
-        GCR_HOOK_LAMBDAS;                                                                                  \
-        gcr_direct_body<T>(p, x, w, pro, epi, epi8);                                                       \
-    }
+#define GCR_DIRECT_KERNEL(NAME, T) \
+    GCR_DN_ENTRY(NAME, T, 256, GCR_DIRECT_MINB, gcr_direct_body<T>(p, x, w, pro, epi, epi8))
 
 /* Channels-last depthwise through a shared-memory tile (gcr_dwv_*; the host, conv.c, sets
  * p.c_fast = 2 and the tile fields t*): a block owns TH output rows x TW = TSX * TR output columns

@@ -719,28 +719,28 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
     }
 }
 
-/* One dense kernel: hooks expand here, inside the kernel, so they see its parameters and extras. */
-#define GCR_DENSE_KERNEL(NAME, T, CFG)                                                                      \
-    extern "C" __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB)                                  \
+/* The entry every dense-problem kernel shares (gemm.cuh, gemm_tc.cuh, conv.cuh's direct kernel,
+ * patch.cuh): its parameters (the problem, the operands and the hooks' extras), the wait on the
+ * previous kernel (programmatic dependent launch), the hooks as lambdas, then the body. Hooks expand
+ * here, inside the kernel, so they see its parameters and extras. */
+#define GCR_DN_ENTRY(NAME, T, THREADS, MINB, ...)                                                          \
+    extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                            \
         NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
              const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
     {                                                                                                      \
         gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
-        if constexpr (CFG::MMA) gcr_dense_mma<T, CFG>(p, x, w, pro, epi);                                  \
-        else gcr_dense_fma<T, CFG>(p, x, w, pro, epi);                                                     \
+        __VA_ARGS__;                                                                                       \
     }
 
+/* One dense kernel. */
+#define GCR_DENSE_KERNEL(NAME, T, CFG)                                                                      \
+    GCR_DN_ENTRY(NAME, T, CFG::THREADS, CFG::MINB,                                                         \
+                 if constexpr (CFG::MMA) gcr_dense_mma<T, CFG>(p, x, w, pro, epi);                         \
+                 else gcr_dense_fma<T, CFG>(p, x, w, pro, epi))
+
 /* grid (ceil(N / 8), 1, z), 256 threads */
-#define GCR_GEMV_KERNEL(NAME, T)                                                                           \
-    extern "C" __global__ void __launch_bounds__(256)                                                     \
-        NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
-             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
-    {                                                                                                      \
-        gcr_grid_dep();                                                                                    \
-        GCR_HOOK_LAMBDAS;                                                                                  \
-        gcr_gemv_body<T>(p, x, w, pro, epi);                                                               \
-    }
+#define GCR_GEMV_KERNEL(NAME, T) GCR_DN_ENTRY(NAME, T, 256, 1, gcr_gemv_body<T>(p, x, w, pro, epi))
 
 #endif /* GCR_GEMM_CUH */
 

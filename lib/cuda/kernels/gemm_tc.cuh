@@ -928,14 +928,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 }
 
 #define GCR_DENSE_TC_KERNEL(NAME, T, CFG)                                                                   \
-    extern "C" __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB)                                          \
-        NAME(const gcr_dense_args p, const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ out, \
-             const T *__restrict__ bias GCR_EXTRA_PARAMS)                                                  \
-    {                                                                                                      \
-        gcr_grid_dep();                                                                                    \
-        GCR_HOOK_LAMBDAS;                                                                                  \
-        gcr_dense_tc<T, CFG>(p, x, w, pro, epi, epi8);                                                     \
-    }
+    GCR_DN_ENTRY(NAME, T, CFG::THREADS, CFG::MINB, gcr_dense_tc<T, CFG>(p, x, w, pro, epi, epi8))
 
 /* the tiles of one 16-bit dtype: gcr_dense_tc{128,64,32}[n|e|k]_<SFX> */
 #define GCR_DENSE_TC_KERNELS(SFX, T)                                                                       \
