@@ -95,7 +95,15 @@ static __attribute__((unused)) void h_skip_gpu(const char *why)
     h_skipped(why);
 }
 
-#define RUN(fn) do { h_case = #fn; fn(); } while (0)
+/* GCR_TEST_ONLY=<text>: run only the cases whose function name contains it (a GPU sanitizer run of
+ * one kernel family's cases, say); unset or empty, every case */
+static __attribute__((unused)) int h_selected(const char *name)
+{
+    const char *only = getenv("GCR_TEST_ONLY");
+    return !only || !*only || strstr(name, only) != NULL;
+}
+
+#define RUN(fn) do { h_case = #fn; if (h_selected(#fn)) fn(); } while (0)
 
 static __attribute__((unused)) int h_finish(void)
 {

@@ -767,7 +767,7 @@ static const conv_case streams[] = {
     {2, 40, 19, 23, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},    /* K 40: 2 k tiles; 7 row tiles, a block with 1 */
     {2, 200, 15, 17, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* K 200: 7 k tiles; N 72, a partial 64 tile */
     {4, 24, 17, 17, 40, 1, 1, 2, 2, 0, 0, 1, 1, 1, 1},    /* stride 2 (81 pixels an image), N 40 */
-    {2, 16, 300, 300, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 1407 row tiles: 3 a block at 132 SMs */
+    {2, 40, 300, 300, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 1407 row tiles: 3 a block at 132 SMs (K 40: K <= 32 is shortk's) */
 };
 #define N_STREAMS (int)(sizeof streams / sizeof streams[0])
 
@@ -785,7 +785,7 @@ static void test_streams(void)
     streams_forced(GCR_F16);
     streams_forced(GCR_BF16);
     conv_one(&streams[N_STREAMS - 1], GCR_F16, L_CL);
-    CHECK(strstr(ran, "2p_") != NULL, "a short-K 1x1 with 1407 row tiles: the heuristic's row stream, ran %s", ran);
+    CHECK(strstr(ran, "2p_") != NULL, "a K-40 1x1 with 1407 row tiles: the heuristic's row stream, ran %s", ran);
     for (int i = 0; i < N_STREAMS; i++) {
         gcr_cuda_dense_force(gpu, "2p_");
         hooked_conv_f16(&streams[i], L_CL);
@@ -852,6 +852,52 @@ static void test_small_channels(void)
         hooked_conv_f16(&stems[3], L_CL); /* ... with each group's channel offset */
         hooked_conv_f16(&stems[1], L_DENSE);
         hooked_conv_one(&stems[0], L_NHWC); /* f32 operands: the patch tile is 16-bit only */
+    }
+    gcr_cuda_dense_force(gpu, NULL);
+}
+
+/* The short-reduction tiles (shortk.cuh: 1x1s and GEMMs with K <= 32, weights in registers, A
+ * fragments from global memory): K 8 / 16 / 24 / 32 (one and two k steps, half-empty ones),
+ * partial column tiles, several column tiles, rows not a multiple of a group, stride 2, groups in
+ * z; forced on every width in both channels-last layouts, taken by the heuristic on a large one,
+ * hooked, and a linear layer. */
+static const conv_case shortks[] = {
+    /* N  C   H   W   O  KH KW sh sw ph pw dh dw  g  b */
+    {8, 16, 33, 35, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* K 16 into 24: a partial 32-wide tile */
+    {4, 24, 40, 41, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},   /* K 24 (2 k steps, the second half empty) into 72 */
+    {3, 32, 29, 30, 40, 1, 1, 2, 2, 0, 0, 1, 1, 1, 1},   /* K 32, stride 2 */
+    {5, 8, 31, 17, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},    /* K 8 */
+    {2, 48, 20, 21, 64, 1, 1, 1, 1, 0, 0, 1, 1, 2, 1},   /* 2 groups of 24 channels into 32 each: z */
+    {6, 16, 25, 25, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* 136 outputs: three 64-wide column tiles */
+};
+#define N_SHORTKS (int)(sizeof shortks / sizeof shortks[0])
+
+static void test_shortk(void)
+{
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    static const char *const tiles[] = {"shortk16_", "shortk32_", "shortk64_"};
+    for (int i = 0; i < N_SHORTKS; i++)
+        for (int d = 0; d < 2; d++)
+            for (int t = 0; t < 3; t++) {
+                const conv_case *k = &shortks[i];
+                const int og = k->O / k->groups, legal = t == 0 || og > 8 << t;
+                conv_forced(k, dts[d], L_NHWC, tiles[t], legal);
+                conv_forced(k, dts[d], L_CL, tiles[t], legal);
+            }
+    /* 163840 rows of K 16 into 24: a group of 64 rows for every warp of the grid */
+    static const conv_case big = {40, 16, 64, 64, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1};
+    conv_one(&big, GCR_F16, L_NHWC);
+#ifdef GCR_HAVE_CUDA
+    CHECK(strstr(ran, "shortk32_") != NULL, "conv K16 into 24, 163840 rows: the heuristic takes shortk32, ran %s", ran);
+#endif
+    for (int t = 0; t < 3; t += 2) {
+        gcr_cuda_dense_force(gpu, tiles[t]);
+        hooked_conv_f16(&shortks[0], L_NHWC); /* prologue on the fragments as they load, 8-wide epilogue */
+        hooked_conv_f16(&shortks[4], L_NHWC); /* ... with each group's channel offset */
+        hooked_conv_f16(&shortks[1], L_CL);
+        int64_t x2[2] = {1000, 24}, x3[3] = {3, 77, 32};
+        linear_one(2, x2, 40, 1, L_DENSE, GCR_F16);
+        linear_one(3, x3, 70, 0, L_DENSE, GCR_BF16);
     }
     gcr_cuda_dense_force(gpu, NULL);
 }
@@ -1011,8 +1057,9 @@ static void epi8_out_off2(const conv_case *k)
         c.p.conv = p;
         if (CHECK(off2_ok(out), "%s: the view (%s)", what, gcr_ctx_error(gpu)) &&
             CHECK_OK(gpu, gcr_cuda_conv2d_hooked(gpu, &c, out, NULL))) {
-            CHECK(k->groups > 1 || strstr(gcr_cuda_dense_last(gpu), "tc") != NULL, "%s: ran %s, not a tensor-core tile",
-                  what, gcr_cuda_dense_last(gpu));
+            const char *last = gcr_cuda_dense_last(gpu);
+            CHECK(k->groups > 1 || strstr(last, "tc") || strstr(last, "shortk"), "%s: ran %s, not a tensor-core tile", what,
+                  last);
             compare_as(rc, out, GCR_F16, 0, what);
         }
     }
@@ -1061,7 +1108,8 @@ static void epi8_fused(const conv_case *k, int scale, int off2)
         const char *fn = gcr_cuda_last_kernel(gpu);
         CHECK(gcr_graph_get_stats(g, &st) == GCR_OK && st.kernels == 1, "%s: %d kernels, want 1 (the conv, fused)", what,
               st.kernels);
-        CHECK(fn && strstr(fn, k->groups > 1 ? "gcr_dwc_" : "gcr_dense_tc"), "%s: ran %s", what, fn ? fn : "nothing");
+        CHECK(fn && (k->groups > 1 ? strstr(fn, "gcr_dwc_") != NULL : strstr(fn, "gcr_dense_tc") || strstr(fn, "gcr_shortk")),
+              "%s: ran %s", what, fn ? fn : "nothing");
         compare_as(ref, out, GCR_F16, 0, what);
     }
     gcr_graph_destroy(g); /* before the scope ends: the graph's tensors are its own */
@@ -1088,6 +1136,7 @@ static void test_deep(void) {}
 static void test_wgmma(void) {}
 static void test_streams(void) {}
 static void test_small_channels(void) {}
+static void test_shortk(void) {}
 static void test_tf32(void) {}
 static void test_epilogue8(void) {}
 #endif
@@ -1106,6 +1155,7 @@ int main(void)
     RUN(test_wgmma);
     RUN(test_streams);
     RUN(test_small_channels);
+    RUN(test_shortk);
     RUN(test_tf32);
     RUN(test_epilogue8);
     return close2();

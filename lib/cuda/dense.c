@@ -281,6 +281,39 @@ static void patch_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, 
     if (pick >= 0) p->def = pick;
 }
 
+/* The short-reduction tiles (kernels/shortk.cuh) of problem a into p: f16 and bf16 1x1s and GEMMs
+ * with K <= 32 in the k-contiguous layout with 16-byte loads (v: vec_a and vec_b), 16, 32 and 64
+ * columns wide (no wider than N needs), each warp walking groups of 64 rows (32 at K > 16), as many
+ * blocks as GCR_SHORTK_BLOCKS per SM hold. The heuristic takes them over every other tactic for N
+ * <= 64, and for wider N where the 32-wide one gives each warp of the grid fewer than 8 groups of
+ * rows (past that the shared-memory tiles read A once for more columns): 32 wide where those
+ * blocks fill the SMs, else 16 wide (more blocks). The 64-wide one is a candidate only (128
+ * registers a thread: 2 blocks of 8 warps). H200, f16, MobileNet-v3's short-K 1x1s
+ * (bench/tactics.sh and bench/conv_layers-h200-2026-11-27.md): K 16 into 16 at batch 1 / 32 / 128
+ * 5.8 / 13.0 / 40.3 us against 7.8 / 24.9 / 89.7 on the mma and row-stream tiles (cuDNN 13.8 at
+ * 32, 44.6 at 128); K 16 into 64 at batch 8 / 32 / 128 11.7 / 30.8 / 112 against 15.0 / 40.9 / 150
+ * (64 wide 13.8 / 40.0 / 126); K 24 into 72 at batch 1 / 8 / 32 5.0 / 8.2 / 17.2 against 7.6 / 9.2 /
+ * 19.9 on the mma and tc tiles, but at batch 128 the row stream's 65.1 against 76.5 on the
+ * 64-wide shortk. */
+static void shortk_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *v, int64_t z, int64_t sms)
+{
+    if (p->dt == GCR_F32 || gcr_cuda_arch(ctx) < 80 || !v->vec_a || !v->vec_b || v->KH * v->KW != 1 || v->ph ||
+        v->pw || v->K > 32 || v->M <= 8)
+        return;
+    const int64_t groups = (v->M + (v->K <= 16 ? 64 : 32) - 1) / (v->K <= 16 ? 64 : 32), slots = sms * GCR_SHORTK_BLOCKS;
+    for (int bn = 16; bn <= 64; bn *= 2) {
+        if (bn > 16 && v->N <= bn / 2) break; /* a wider tile than N needs */
+        const int64_t cols = (v->N + bn - 1) / bn, blocks = (groups + 7) / 8;
+        char name[48];
+        snprintf(name, sizeof name, "gcr_shortk%d_%s", bn, gcr_cuda_dt_suffix(p->dt));
+        int i = add_tactic(p, name, blocks < slots ? blocks : slots, cols, z, 1);
+        if (i < 0) return;
+        p->t[i].smem = GCR_SHORTK_SMEM(bn);
+        if (bn == 64 || (v->N > 64 && groups * ((v->N + 31) / 32) * z >= 64 * slots)) continue;
+        if (bn == 16 || blocks * cols * z >= slots) p->def = i;
+    }
+}
+
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
 static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
                           dense_plan *p)
@@ -470,6 +503,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         if (pick >= 0 && (p->def < 0 || !strstr(p->t[p->def].name, "_direct_"))) p->def = pick;
     }
     patch_tactics(ctx, p, a, c0, z, sms);
+    shortk_tactics(ctx, p, v, z, sms);
     /* the deep-pipeline tiles (gemm_tc.cuh DYN: 4 stages in dynamic shared memory), k-contiguous
      * and implicit-GEMM layouts. The heuristic swaps the 128-wide implicit tile for its deep twin
      * (H100, f16, ResNet-50's 3x3 convs at batch 128: 0.88-0.94x the time), and the 128-wide

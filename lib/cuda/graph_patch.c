@@ -41,6 +41,7 @@ static const layout layouts[] = {
     {"gcr_dense_", 0, {0}, 1},
     {"gcr_direct_", 0, {0}, 1},
     {"gcr_patch", 0, {0}, 1},
+    {"gcr_shortk", 0, {0}, 1},
     {"gcr_dw", 0, {0}, 1},
     {"gcr_gemv_", 0, {0}, 1},
     {"gcr_pool_", 0, {0}, 1},

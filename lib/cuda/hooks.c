@@ -39,10 +39,11 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         w = snprintf(buf, n, "GCR_GEMV_KERNEL(%s, %s)", name, T);
     } else if (!strncmp(fam, "direct_", 7) && sfx == fam + 6) {
         w = snprintf(buf, n, "GCR_DIRECT_KERNEL(%s, %s)", name, T);
-    } else if (!strncmp(fam, "patch", 5) && sfx == fam + 7) { /* gcr_patch<bn>_<dt> */
-        const int bn = atoi(fam + 5);
+    } else if ((!strncmp(fam, "patch", 5) && sfx == fam + 7) || (!strncmp(fam, "shortk", 6) && sfx == fam + 8)) {
+        /* gcr_patch<bn>_<dt>, gcr_shortk<bn>_<dt> */
+        const int sk = fam[0] == 's', bn = atoi(fam + 5 + sk);
         if (bn != 16 && bn != 32 && bn != 64) return -1;
-        w = snprintf(buf, n, "GCR_PATCH_KERNEL(%s, %s, %d)", name, T, bn);
+        w = snprintf(buf, n, "GCR_%s_KERNEL(%s, %s, %d)", sk ? "SHORTK" : "PATCH", name, T, bn);
     } else if (!strncmp(fam, "dw_", 3) && sfx == fam + 2) {
         w = snprintf(buf, n, "GCR_DW1_KERNEL(%s, %s)", name, T);
     } else if ((!strncmp(fam, "dwv_", 4) || !strncmp(fam, "dwc_", 4)) && sfx == fam + 3) {

@@ -19,11 +19,13 @@
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
  * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} (depthwise, one channel per
  * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile), gcr_dwc_{f32,f16,bf16}
- * (depthwise, channels-last channel groups), gcr_direct_{f32,f16,bf16} (short reductions) and
+ * (depthwise, channels-last channel groups), gcr_direct_{f32,f16,bf16} (short reductions),
  * gcr_patch{16,32,64}_{f16,bf16} (patch.cuh: tensor-core convs of fewer channels per group than a
- * 16-byte chunk, the stems, their input patch staged); GCR_DTYPE_ONLY keeps one dtype,
+ * 16-byte chunk, the stems, their input patch staged) and gcr_shortk{16,32,64}_{f16,bf16}
+ * (shortk.cuh: 1x1s and GEMMs with K <= 32, weights in registers); GCR_DTYPE_ONLY keeps one dtype,
  * GCR_NO_DEFAULT_KERNELS none (then instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL (or one
- * entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL, GCR_DWC_KERNEL) / GCR_DIRECT_KERNEL / GCR_PATCH_KERNEL). */
+ * entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL, GCR_DWC_KERNEL) / GCR_DIRECT_KERNEL / GCR_PATCH_KERNEL /
+ * GCR_SHORTK_KERNEL). */
 #ifndef GCR_CONV_CUH
 #define GCR_CONV_CUH
 
@@ -37,6 +39,7 @@
 #include "gemm.cuh"
 #include "gemm_tc.cuh"
 #include "patch.cuh"
+#include "shortk.cuh"
 
 /* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time. I: the linear index
  * type, unsigned 32-bit whenever it fits (64-bit division would dominate this memory-bound loop). */

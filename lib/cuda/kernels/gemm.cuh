@@ -312,6 +312,46 @@ __device__ __forceinline__ void gcr_dn_store(const gcr_dense_args &p, const floa
     }
 }
 
+/* One warp's 16 x NT*8 tile of mma.sync accumulators (acc[j]: rows g and g + 8, columns j*8 + 2q
+ * and + 1, for lane 4g + q) to the output through the warp's staging area st (16 rows at a pitch of
+ * NT*8 + 8 floats, so neither the float2 writes nor the float4 reads meet bank conflicts), each lane
+ * then taking 8 consecutive columns of one row: through epi8 where the output is channel-contiguous
+ * and all 8 are in [0, cols), else element by element. row(i, idx, n) gives tile row i's output
+ * offset (z offset included, columns not) and its image (zn included), false for a row outside the
+ * output; column j of the tile is output column c0 + j, hook channel o0 + j. */
+template <int NT, class Row, class Epi, class Epi8>
+__device__ __forceinline__ void gcr_warp_epi16(float *st, const float (&acc)[NT][4], Row &&row, int cols, int c0, int o0,
+                                               long long ys1, Epi &epi, Epi8 &epi8)
+{
+    enum { SS = NT * 8 + 8 };
+    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        *(float2 *)&st[g * SS + j * 8 + 2 * q] = make_float2(acc[j][0], acc[j][1]);
+        *(float2 *)&st[(g + 8) * SS + j * 8 + 2 * q] = make_float2(acc[j][2], acc[j][3]);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int u = lane; u < 16 * NT; u += 32) {
+        const int i = u / NT, oc = (u - i * NT) * 8;
+        long long idx;
+        int n;
+        if (oc < cols && row(i, idx, n)) {
+            float v[8];
+            const float4 v0 = *(const float4 *)&st[i * SS + oc], v1 = *(const float4 *)&st[i * SS + oc + 4];
+            v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w, v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
+            if (ys1 == 1 && oc + 8 <= cols) {
+                epi8(v, n, o0 + oc, idx + c0 + oc);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    if (oc + j < cols) epi(v[j], n, o0 + oc + j, idx + (long long)(c0 + oc + j) * ys1);
+            }
+        }
+    }
+    __syncwarp();
+}
+
 /* ---------------------------------------------------------------- FMA engine (f32; f16/bf16 below sm_80) */
 
 /* BM x BN tile, TM x TN outputs per thread; SK thread groups split each K tile between them (more
@@ -732,6 +772,10 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
         GCR_HOOK_LAMBDAS;                                                                                  \
         __VA_ARGS__;                                                                                       \
     }
+
+/* the 16, 32 and 64 columns wide kernels FAM<bn>_SFX of one dtype T, by the entry macro KERNEL
+ * (NAME, T, BN): patch.cuh's and shortk.cuh's default kernels */
+#define GCR_DN_WIDTHS(KERNEL, FAM, T, SFX) KERNEL(FAM##16_##SFX, T, 16) KERNEL(FAM##32_##SFX, T, 32) KERNEL(FAM##64_##SFX, T, 64)
 
 /* One dense kernel. */
 #define GCR_DENSE_KERNEL(NAME, T, CFG)                                                                      \

@@ -73,7 +73,6 @@ __device__ __forceinline__ void gcr_patch_body(const gcr_dense_args &p, const T 
     const int OH = (int)p.OH, OW = (int)p.OW, H = (int)p.H, Wd = (int)p.W;
     const int tx = (OW + GCR_PATCH_OW - 1) / GCR_PATCH_OW, ty = (OH + GCR_PATCH_OH - 1) / GCR_PATCH_OH;
     const int images = (int)(p.M / ((long long)OH * OW)), tiles = images * ty * tx;
-    const bool runs = p.ys[1] == 1;
     /* this lane's A rows in the patch: m tile i is output row 2 * wid + i, its rows g and g + 8 the
      * tile's columns g and g + 8 */
     int ab[2][2];
@@ -182,35 +181,19 @@ __device__ __forceinline__ void gcr_patch_body(const gcr_dense_args &p, const T 
             }
         }
 
-        /* epilogue: each m tile's 16 pixels x BN columns through the warp's staging area, then a
-         * lane per 8 consecutive columns of one pixel */
+        /* epilogue: each m tile's 16 pixels through the warp's staging area */
 #pragma unroll
         for (int i = 0; i < 2; i++) {
-#pragma unroll
-            for (int j = 0; j < NT; j++) {
-                *(float2 *)&st[g * SS + j * 8 + 2 * q] = make_float2(acc[i][j][0], acc[i][j][1]);
-                *(float2 *)&st[(g + 8) * SS + j * 8 + 2 * q] = make_float2(acc[i][j][2], acc[i][j][3]);
-            }
-            __syncwarp();
             const int oy = oy0 + 2 * wid + i;
-#pragma unroll
-            for (int u = lane; u < 16 * NT; u += 32) {
-                const int px = u / NT, oc = (u - px * NT) * 8, ox = ox0 + px, o = c0 + oc;
-                if (oy < OH && ox < OW && o < N) {
-                    float v[8];
-                    const float4 v0 = *(const float4 *)&st[px * SS + oc], v1 = *(const float4 *)&st[px * SS + oc + 4];
-                    v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w, v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
-                    const long long idx = blk.zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
-                    if (runs && o + 8 <= N) {
-                        epi8(v, n + blk.zn, o + zo_o, idx + o);
-                    } else {
-#pragma unroll
-                        for (int jj = 0; jj < 8; jj++)
-                            if (o + jj < N) epi(v[jj], n + blk.zn, o + jj + zo_o, idx + (long long)(o + jj) * p.ys[1]);
-                    }
-                }
-            }
-            __syncwarp();
+            gcr_warp_epi16<NT>(
+                st, acc[i],
+                [&](int px, long long &idx, int &img) {
+                    const int ox = ox0 + px;
+                    idx = blk.zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+                    img = n + blk.zn;
+                    return oy < OH && ox < OW;
+                },
+                N - c0, c0, c0 + zo_o, p.ys[1], epi, epi8);
         }
     }
 #endif
@@ -228,13 +211,9 @@ __device__ __forceinline__ void gcr_patch_body(const gcr_dense_args &p, const T 
 #if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_PATCH_KERNELS_DONE)
 #define GCR_PATCH_KERNELS_DONE
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
-GCR_PATCH_KERNEL(gcr_patch16_f16, gcr_dn_f16, 16)
-GCR_PATCH_KERNEL(gcr_patch32_f16, gcr_dn_f16, 32)
-GCR_PATCH_KERNEL(gcr_patch64_f16, gcr_dn_f16, 64)
+GCR_DN_WIDTHS(GCR_PATCH_KERNEL, gcr_patch, gcr_dn_f16, f16)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
-GCR_PATCH_KERNEL(gcr_patch16_bf16, gcr_dn_bf16, 16)
-GCR_PATCH_KERNEL(gcr_patch32_bf16, gcr_dn_bf16, 32)
-GCR_PATCH_KERNEL(gcr_patch64_bf16, gcr_dn_bf16, 64)
+GCR_DN_WIDTHS(GCR_PATCH_KERNEL, gcr_patch, gcr_dn_bf16, bf16)
 #endif
 #endif
