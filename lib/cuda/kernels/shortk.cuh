@@ -9,7 +9,7 @@
  * k tile empty at K 16, and a block loads, multiplies and stores in turn. Here the weights live in
  * registers (B fragments of the whole reduction, loaded once per warp), each warp loads A
  * fragments straight from global memory for MT m16 tiles at a time (64 rows at K 16, 32 at K 32)
- * and issues the next rows' loads before this rows' MMAs and stores, so each warp keeps a load in
+ * and issues the next rows' loads before these rows' MMAs and stores, so each warp keeps a load in
  * flight while it stores; the accumulators leave through gcr_warp_epi16 (8 channels a lane).
  *
  * 8 warps, each walking its own row groups (grid x: a few blocks per SM, persistent; grid y: column
