@@ -261,8 +261,9 @@ static void patch_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, 
         a->dw != 1 || a->M <= 0 || a->OH * a->OW <= 0 || a->KH > 64 || a->KW > 64 || a->sh > 64 || a->sw > 64 ||
         a->dh > 64)
         return;
+    /* output tiles per z (one image's times the images), the grid's x at most */
     const int64_t tiles = a->M / (a->OH * a->OW) * ((a->OH + GCR_PATCH_OH - 1) / GCR_PATCH_OH) *
-                          ((a->OW + GCR_PATCH_OW - 1) / GCR_PATCH_OW) * z;
+                          ((a->OW + GCR_PATCH_OW - 1) / GCR_PATCH_OW);
     int pick = -1;
     for (int bn = 16; bn <= 64; bn *= 2) {
         if (bn > 16 && a->N <= bn / 2) break; /* a wider tile than N needs */
@@ -272,11 +273,11 @@ static void patch_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, 
         while (per > 2 && per * smem > 200 * 1024) per--;
         char name[48];
         snprintf(name, sizeof name, "gcr_patch%d_%s", bn, gcr_cuda_dt_suffix(p->dt));
-        int i = add_tactic(p, name, tiles / z < per * sms ? tiles / z : per * sms, cols, z, 1);
+        int i = add_tactic(p, name, tiles < per * sms ? tiles : per * sms, cols, z, 1);
         if (i < 0) break;
         p->t[i].threads = 128;
         p->t[i].smem = (unsigned)smem;
-        if (pick < 0 || tiles * cols >= 2 * sms) pick = i;
+        if (pick < 0 || tiles * cols * z >= 2 * sms) pick = i;
     }
     if (pick >= 0) p->def = pick;
 }
@@ -300,7 +301,7 @@ static void shortk_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *v,
     if (p->dt == GCR_F32 || gcr_cuda_arch(ctx) < 80 || !v->vec_a || !v->vec_b || v->KH * v->KW != 1 || v->ph ||
         v->pw || v->K > 32 || v->M <= 8)
         return;
-    const int64_t groups = (v->M + (v->K <= 16 ? 64 : 32) - 1) / (v->K <= 16 ? 64 : 32), slots = sms * GCR_SHORTK_BLOCKS;
+    const int64_t rows = v->K <= 16 ? 64 : 32, groups = (v->M + rows - 1) / rows, slots = sms * GCR_SHORTK_BLOCKS;
     for (int bn = 16; bn <= 64; bn *= 2) {
         if (bn > 16 && v->N <= bn / 2) break; /* a wider tile than N needs */
         const int64_t cols = (v->N + bn - 1) / bn, blocks = (groups + 7) / 8;

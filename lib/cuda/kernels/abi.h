@@ -83,10 +83,6 @@ typedef uint32_t gcr_u32;
  * even), k ordered ky * RW + kx * C0 + c (RW: a kernel row's KW * C0 rounded up to even) and
  * padded to KP, a multiple of the mma's 16; the host sizes the dynamic shared memory with
  * GCR_PATCH_SMEM, the kernel lays it out the same way (patch.cuh's top comment). */
-/* kernels/shortk.cuh: blocks per SM (launch bound; the host's grid), and the dynamic shared memory of
- * the bn-wide kernel (8 warps' staging areas of 16 rows at a pitch of bn + 8 floats) */
-#define GCR_SHORTK_BLOCKS 2
-#define GCR_SHORTK_SMEM(bn) (8 * 16 * ((bn) + 8) * 4)
 #define GCR_PATCH_BLOCKS 4 /* blocks per SM: the launch bound, and the most the host puts on one */
 #define GCR_PATCH_OH 8
 #define GCR_PATCH_OW 16
@@ -97,6 +93,10 @@ typedef uint32_t gcr_u32;
 #define GCR_PATCH_SMEM(bn, kh, kw, c0, sh, sw, dh)                                                          \
     ((bn) * (GCR_PATCH_KP(kh, kw, c0) + 8) * 2 + GCR_PATCH_KP(kh, kw, c0) * 4 + 4 * 16 * ((bn) + 8) * 4 +    \
      GCR_PATCH_ROWS(kh, sh, dh) * GCR_PATCH_RS(kw, sw, c0) * 2)
+/* kernels/shortk.cuh: blocks per SM (launch bound; the host's grid), and the dynamic shared memory of
+ * the bn-wide kernel (8 warps' staging areas of 16 rows at a pitch of bn + 8 floats) */
+#define GCR_SHORTK_BLOCKS 2
+#define GCR_SHORTK_SMEM(bn) (8 * 16 * ((bn) + 8) * 4)
 
 /* Magic dividers of the dims of a collapsed shape (common.cuh gcr_div, host gcr_cuda_divs_init). */
 typedef struct gcr_divs {

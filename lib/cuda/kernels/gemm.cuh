@@ -224,6 +224,16 @@ __device__ __forceinline__ void gcr_dn_ks(const gcr_dense_args &p, int k0, int b
     }
 }
 
+/* row r < M as image n, output row oy and column ox, by the host's magic dividers (sp: OH * OW):
+ * the tensor-core tiles' row decode (on a short-K tile a large share of the instructions) */
+__device__ __forceinline__ void gcr_dn_rowdec(const gcr_dense_args &p, int sp, int r, int &n, int &oy, int &ox)
+{
+    n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]);
+    const int rem = r - n * sp;
+    oy = (int)gcr_div((unsigned)rem, p.rdiv_m[1], p.rdiv_s[1]);
+    ox = rem - oy * (int)p.OW;
+}
+
 /* operand offsets of this block's z */
 __device__ __forceinline__ void gcr_dn_zoff(const gcr_dense_args &p, long long &za, long long &zb, long long &zc)
 {
@@ -760,7 +770,7 @@ __device__ __forceinline__ void gcr_gemv_body(const gcr_dense_args &p, const T *
 }
 
 /* The entry every dense-problem kernel shares (gemm.cuh, gemm_tc.cuh, conv.cuh's direct kernel,
- * patch.cuh): its parameters (the problem, the operands and the hooks' extras), the wait on the
+ * patch.cuh, shortk.cuh): its parameters (the problem, the operands and the hooks' extras), the wait on the
  * previous kernel (programmatic dependent launch), the hooks as lambdas, then the body. Hooks expand
  * here, inside the kernel, so they see its parameters and extras. */
 #define GCR_DN_ENTRY(NAME, T, THREADS, MINB, ...)                                                          \

@@ -386,14 +386,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     const int c0 = blk.c0, zn = blk.zn, zc = blk.zc, sp = (int)(p.OH * p.OW);
     x += blk.za;
     w += blk.zb;
-    /* row r < M as image n, output row oy and column ox, by the host's magic dividers (a row tile's
-     * decode is a large share of a short-K tile's instructions) */
-    auto rowdec = [&](int r, int &n, int &oy, int &ox) {
-        n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]);
-        const int rem = r - n * sp;
-        oy = (int)gcr_div((unsigned)rem, p.rdiv_m[1], p.rdiv_s[1]);
-        ox = rem - oy * (int)p.OW;
-    };
+    auto rowdec = [&](int r, int &n, int &oy, int &ox) { gcr_dn_rowdec(p, sp, r, n, oy, ox); };
     /* the output offset and image of each row of the tile at r0, for the epilogue */
     auto set_rows = [&](int r0) {
         for (int i = t; i < BM; i += NT) {

@@ -50,8 +50,8 @@ __device__ __forceinline__ void gcr_shortk_body(const gcr_dense_args &p, const T
 
     /* row r < M as its image, and x's offset of its first channel (1x1, no padding) */
     auto rowx = [&](int r, int &n) -> long long {
-        n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]);
-        const int rem = r - n * sp, oy = (int)gcr_div((unsigned)rem, p.rdiv_m[1], p.rdiv_s[1]), ox = rem - oy * (int)p.OW;
+        int oy, ox;
+        gcr_dn_rowdec(p, sp, r, n, oy, ox);
         return n * p.xs[0] + oy * p.sh * p.xs[2] + ox * p.sw * p.xs[3];
     };
     /* the A fragments of the MT m tiles from row r0: lane rows g and g + 8, k = 16ks + 2q (+ 8),
@@ -104,8 +104,8 @@ __device__ __forceinline__ void gcr_shortk_body(const gcr_dense_args &p, const T
                 [&](int i, long long &idx, int &img) {
                     const int r = rt + i;
                     if (r >= M) return false;
-                    const int n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]), rem = r - n * sp;
-                    const int oy = (int)gcr_div((unsigned)rem, p.rdiv_m[1], p.rdiv_s[1]), ox = rem - oy * (int)p.OW;
+                    int n, oy, ox;
+                    gcr_dn_rowdec(p, sp, r, n, oy, ox);
                     idx = blk.zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
                     img = n + blk.zn;
                     return true;
