@@ -5,7 +5,8 @@
  * a channel slice); the NCHW one-channel kernel; strides, padding 0-3, dilation, odd sizes, batch 1
  * (small tiles) and 8-32 (large ones); f32 (1e-4), f16 and bf16 (~1e-2); and the fusion hooks
  * (prologue, epilogue with extra kernel parameters, each alone and both); the channel-group kernel
- * (gcr_dwc_*) where it takes the 3x3/5x5 shapes by default, and the tile forced onto those too.
+ * (gcr_dwc_*) where it takes the 3x3/5x5 shapes by default and forced onto every shape it can run,
+ * and the tile forced onto the default ones.
  * Skips without a GPU. */
 #include "gpu_compare.h"
 
@@ -80,7 +81,8 @@ static void case_name(char *buf, size_t n, const dw_case *k, const char *dt, con
              k->sw, k->ph, k->pw, k->dh, k->dw, k->bias, dt, lay, extra);
 }
 
-static void dw_one(const dw_case *k, gcr_dtype dt, enum lay lay)
+/* ran (may be NULL): gets the name of the kernel the GPU conv launched */
+static void dw_one(const dw_case *k, gcr_dtype dt, enum lay lay, char (*ran)[64])
 {
     uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->C, 1, k->KH, k->KW}, bs[1] = {k->C};
@@ -91,7 +93,12 @@ static void dw_one(const dw_case *k, gcr_dtype dt, enum lay lay)
     gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->C};
     char what[192];
     case_name(what, sizeof what, k, gcr_dtype_name(dt), lay_name[lay], "");
-    compare(gcr_conv2d(cpu, xc, wc, bc, &p), gcr_conv2d(gpu, xg, wg, bg, &p), dt, what);
+    gcr_tensor *yg = gcr_conv2d(gpu, xg, wg, bg, &p);
+    if (ran) {
+        const char *fn = gcr_cuda_last_kernel(gpu);
+        snprintf(*ran, sizeof *ran, "%s", yg && fn ? fn : "nothing");
+    }
+    compare(gcr_conv2d(cpu, xc, wc, bc, &p), yg, dt, what);
     gcr_scope_end(cpu, s0);
     gcr_scope_end(gpu, s1);
 }
@@ -103,7 +110,7 @@ static void test_depthwise(void)
         for (int d = 0; d < 3; d++)
             for (int l = 0; l < 3; l++) {
                 if (l == L_CSLICE && (cases[i].N * cases[i].C * cases[i].H > 20000 || d == 2)) continue; /* the big ones once */
-                dw_one(&cases[i], dts[d], (enum lay)l);
+                dw_one(&cases[i], dts[d], (enum lay)l, NULL);
             }
 }
 
@@ -181,14 +188,39 @@ static void test_tile_forced(void)
     const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
     gcr_cuda_dense_force(gpu, "dwv");
     for (int i = 0; i < N_CASES; i++)
-        for (int d = 0; d < 3; d++) dw_one(&cases[i], dts[d], L_NHWC);
+        for (int d = 0; d < 3; d++) dw_one(&cases[i], dts[d], L_NHWC, NULL);
     hooked_one(&cases[3], GCR_F16, L_NHWC, 1, 1);
     hooked_one(&cases[12], GCR_BF16, L_NHWC, 1, 0);
+    gcr_cuda_dense_force(gpu, NULL);
+}
+
+/* The channel-group kernel (gcr_dwc_*) forced onto every case it can run (3x3/5x5 taps, column
+ * stride 1/2 and dilation 1, channels a whole number of 16-byte vectors): each dtype, plain and
+ * hooked, so its 4-output rows meet odd widths (1-3 outputs left in a row), partial channel blocks,
+ * row stride 2, row dilation, whole rows of padding and taps larger than the image */
+static void test_dwc_forced(void)
+{
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    gcr_cuda_dense_force(gpu, "dwc");
+    for (int i = 0; i < N_CASES; i++) {
+        const dw_case *k = &cases[i];
+        if (k->KH != k->KW || (k->KH != 3 && k->KH != 5) || k->dw != 1 || (k->sw != 1 && k->sw != 2)) continue;
+        for (int d = 0; d < 3; d++) {
+            if (k->C % (16 / (int)gcr_dtype_size(dts[d]))) continue;
+            char what[192], ran[64];
+            case_name(what, sizeof what, k, gcr_dtype_name(dts[d]), "nhwc", " forced dwc");
+            dw_one(k, dts[d], L_NHWC, &ran);
+            CHECK(strstr(ran, "gcr_dwc_") != NULL, "%s: ran %s", what, ran);
+            hooked_one(k, dts[d], L_NHWC, 1, 1);
+            hooked_one(k, dts[d], L_NHWC, d == 1, d != 1);
+        }
+    }
     gcr_cuda_dense_force(gpu, NULL);
 }
 #else
 static void test_hooks(void) {}
 static void test_tile_forced(void) {}
+static void test_dwc_forced(void) {}
 #endif
 
 int main(void)
@@ -197,5 +229,6 @@ int main(void)
     RUN(test_depthwise);
     RUN(test_hooks);
     RUN(test_tile_forced);
+    RUN(test_dwc_forced);
     return close2();
 }

@@ -22,7 +22,7 @@
 #endif
 /* blocks per SM the channel-group kernel's grid is sized to (its blocks walk the rest) */
 #ifndef GCR_DW_BLOCKS_PER_SM
-#define GCR_DW_BLOCKS_PER_SM 4
+#define GCR_DW_BLOCKS_PER_SM 2
 #endif
 #define DW_SMEM_F4 3072 /* conv.cuh GCR_DWT_SMEM */
 #define DW_RMAX 4       /* conv.cuh GCR_DWT_RMAX */
@@ -122,11 +122,16 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     if (GCR_DW_VEC && a.c_fast && a.xs[1] == 1) {
         a.tvec = gcr_cuda_vec16(a.xs, a.C, gcr_dtype_size(x->dtype), xp) && gcr_cuda_vec16(a.ys, a.C, gcr_dtype_size(x->dtype), yp);
         /* the channel-group kernel: 3x3/5x5, column stride 1/2, 16-byte vectors, at most 65535
-         * blocks of 32 channel groups (grid y), and a thread per 2 outputs x 16 bytes for at least
-         * 512 threads per SM (at batch 1 the tile's small tiles fill the device better) */
+         * blocks of 32 channel groups (grid y), and at least 512 threads per SM counted as a thread
+         * per 2 outputs x 16 bytes, though its threads take 4: counted by 4, MobileNet-v3's 7x7 and
+         * 14x14 layers of up to 240 channels at batch 32 would fall to the tile, which ran them
+         * 1.1-2.8x slower (H200, f16); at batch 1 the tile's small tiles fill the device better */
+        /* tests: "dwv" keeps these on the tile, "dwc" takes the channel-group kernel wherever it can
+         * run, whatever the thread count */
+        const char *force = gcr_cuda_st(ctx)->dense_force;
         const int classic = GCR_DW_CLASSIC && a.tvec && taps35 && a.C / vc <= 65535LL * 32 &&
-                            a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)sms * 512;
-        const char *force = gcr_cuda_st(ctx)->dense_force; /* tests: "dwv" keeps these on the tile */
+                            (a.N * a.OH * ((a.OW + 1) / 2) * (a.C / vc) >= (int64_t)sms * 512 ||
+                             (force && strstr(force, "dwc")));
         if (classic && !(force && strstr(force, "dwv"))) a.c_fast = 3;
         else if (dw_geometry(&a, sms, a.tvec ? (int)(vc / 4) : 1, (int)gcr_dtype_size(x->dtype), &threads)) a.c_fast = 2;
     }
@@ -138,11 +143,12 @@ static gcr_status depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, co
     void *std[] = {&a, &xp, &wp, &yp, &bp};
     if (a.c_fast == 3) {
         /* gcr_dw_vec: blocks of CB channel groups x 256 / CB pixel slots, each block first loading
-         * its channels' taps (up to 25 x 256 of them). About 4 blocks per SM in all (2 resident at
-         * its 128 registers, a second round to even out the tail), walking the pixels: at 16 per SM
-         * a batch-128 5x5 layer's blocks each loaded their taps for one pass of work, and the loads
-         * were most of the kernel's (MobileNet-v3 b14.dw5, H100: 11% of the copy bandwidth) */
-        int64_t ox = vc == 8 ? 2 : 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
+         * its channels' taps (up to 25 x 256 of them). About 2 blocks per SM in all (what its 128
+         * registers keep resident), walking the pixels: at 16 per SM a batch-128 5x5 layer's blocks
+         * each loaded their taps for one pass of work, and the loads were most of the kernel's
+         * (MobileNet-v3 b14.dw5, H100: 11% of the copy bandwidth); a second round of 2 per SM
+         * measured 1.1-1.25x slower on the 14x14 and 7x7 layers at batch 128 (H200, f16) */
+        int64_t ox = 4, cv = a.C / vc, cb = cv < 32 ? cv : 32, slots = 256 / cb;
         int64_t gy = (cv + cb - 1) / cb, blocks = (a.N * a.OH * ((a.OW + ox - 1) / ox) + slots - 1) / slots;
         int64_t cap = ((int64_t)sms * GCR_DW_BLOCKS_PER_SM + gy - 1) / gy;
         return gcr_cuda_hooked_launch(ctx, k, (unsigned)(blocks < cap ? blocks : cap), (unsigned)gy, 1, 256, 0, std, 5, h);

@@ -440,14 +440,13 @@ __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__re
 /* Channels-last depthwise by channel groups (gcr_dwc_*: input and output channel-contiguous, C a
  * multiple of VC, 16-byte aligned, 3x3/5x5 taps, column stride 1/2; the host, conv.c, sets
  * p.c_fast = 3 where it has enough threads): each thread takes VC = 16 bytes of consecutive
- * channels (one vector load per input pixel) times OX neighbouring outputs of one row (4 for f32,
- * 2 for 16-bit types: registers). Block = CB channel groups (blockIdx.y picks which) x 256 / CB
- * output-pixel slots, so consecutive threads load consecutive 16-byte channel groups and the
- * block's taps fit in shared memory as f32, laid out [tap][VC / 4][CB][4] so each thread's
- * float4 reads are conflict-free; a tap row's input columns (16-byte vectors) are loaded at once and
- * each tap's weights read from shared memory where they are used (holding a row of them in registers
- * cost the occupancy and measured slower); 16-bit 5x5 at column stride 1 loads the next row during
- * this one's FMAs. */
+ * channels (one vector load per input pixel) times OX = 4 neighbouring outputs of one row. Block =
+ * CB channel groups (blockIdx.y picks which) x 256 / CB output-pixel slots, so consecutive threads
+ * load consecutive 16-byte channel groups and the block's taps fit in shared memory as f32, laid
+ * out [tap][VC / 4][CB][4] so each thread's float4 reads are conflict-free. A tap row's input
+ * columns (16-byte vectors) are loaded at once, then each tap's weights are read once for all OX
+ * outputs. Measured on an H200 (f16): loading the next row during this one's FMAs made 3x3 layers
+ * 2-7% slower, and the 5x5 rows spill with it. */
 /* one warp's outputs on their way to coalesced stores (gcr_dw_vec, f32): 16 floats per lane, +1 pad */
 struct gcr_dw_stage {
     float v[32][17];
@@ -469,7 +468,7 @@ template <int KS, int SW, typename T, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                            float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi, Epi8 &epi8)
 {
-    enum { VC = 16 / sizeof(T), OX = VC == 8 ? 2 : 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
+    enum { VC = 16 / sizeof(T), OX = 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
     const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
     const int CV = C / VC, CB = CV < GCR_DW_CB ? CV : GCR_DW_CB, slots = 256 / CB;
     const int g0 = blockIdx.y * CB; /* first channel group of this block */
@@ -500,8 +499,7 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
         for (int o = 0; o < OX; o++)
 #pragma unroll
             for (int j = 0; j < VC; j++) acc[o][j] = 0.0f;
-        /* the NCOL 16-byte input vectors of tap row ky (zeros outside the image), as raw bits: row
-         * ky + 1's are in flight while row ky's FMAs run */
+        /* the NCOL 16-byte input vectors of tap row ky (zeros outside the image), as raw bits */
         auto ldrow = [&](int ky, uint4 (&d)[NCOL]) {
             const int iy = iy0 + ky * (int)p.dh;
             const T *xr = xb + iy * p.xs[2];
@@ -512,22 +510,24 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
                                                                                  : make_uint4(0, 0, 0, 0);
             }
         };
-        /* the prefetch: 16-bit 5x5 at column stride 1 (f32's rows and stride 2's are longer: spills).
-         * H100, f16 b128: b5.dw5 69 -> 64 us; 3x3 stride 1 measured 1.06-1.13x slower with it */
-        enum { PF = VC == 8 && SW == 1 && KS == 5 };
-        uint4 cur[NCOL], nxt[PF ? NCOL : 1];
-        if (act && PF) ldrow(0, cur);
+        uint4 cur[NCOL];
 #pragma unroll 1
         for (int ky = 0; ky < (act ? KS : 0); ky++) {
-            if constexpr (PF) {
-                if (ky + 1 < KS) ldrow(ky + 1, nxt);
-            } else {
-                ldrow(ky, cur);
-            }
             const int iy = iy0 + ky * (int)p.dh;
-            if ((unsigned)iy < (unsigned)H) {
+            if ((unsigned)iy >= (unsigned)H) continue;
+            ldrow(ky, cur);
+            /* tap-outer: each tap's VC weights are read from shared memory once and applied to all
+             * OX outputs (column jc = kx + o * SW of the row), converting a column where it is used;
+             * read per output, the weights were 50 of the 65 shared/L1 requests per output of a 5x5
+             * and bound the kernel (H200, f16 b128 b14.dw5: 44.5 us against cuDNN's 24.9) */
 #pragma unroll
-                for (int jc = 0; jc < NCOL; jc++) {
+            for (int kx = 0; kx < KS; kx++) {
+                float4 q[VC / 4];
+#pragma unroll
+                for (int h = 0; h < VC / 4; h++) q[h] = *(const float4 *)&wsm[(ky * KS + kx) * CB * VC + h * CB * 4 + g * 4];
+#pragma unroll
+                for (int o = 0; o < OX; o++) {
+                    const int jc = kx + o * SW;
                     float v[VC];
                     gcr_dwt_cvt<T>(cur[jc], v);
                     if (!GCR_PROLOGUE_IDENTITY && (unsigned)(ix0 + jc) < (unsigned)W) {
@@ -535,26 +535,13 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
                         for (int j = 0; j < VC; j++) v[j] = pro(v[j], n, c + j);
                     }
 #pragma unroll
-                    for (int o = 0; o < OX; o++) {
-                        const int kx = jc - o * SW;
-                        if (kx >= 0 && kx < KS) { /* tap (ky, kx)'s VC weights, read where used */
-#pragma unroll
-                            for (int h = 0; h < VC / 4; h++) {
-                                const float4 q = *(const float4 *)&wsm[(ky * KS + kx) * CB * VC + h * CB * 4 + g * 4];
-                                acc[o][h * 4] = fmaf(v[h * 4], q.x, acc[o][h * 4]);
-                                acc[o][h * 4 + 1] = fmaf(v[h * 4 + 1], q.y, acc[o][h * 4 + 1]);
-                                acc[o][h * 4 + 2] = fmaf(v[h * 4 + 2], q.z, acc[o][h * 4 + 2]);
-                                acc[o][h * 4 + 3] = fmaf(v[h * 4 + 3], q.w, acc[o][h * 4 + 3]);
-                            }
-                        }
+                    for (int h = 0; h < VC / 4; h++) {
+                        acc[o][h * 4] = fmaf(v[h * 4], q[h].x, acc[o][h * 4]);
+                        acc[o][h * 4 + 1] = fmaf(v[h * 4 + 1], q[h].y, acc[o][h * 4 + 1]);
+                        acc[o][h * 4 + 2] = fmaf(v[h * 4 + 2], q[h].z, acc[o][h * 4 + 2]);
+                        acc[o][h * 4 + 3] = fmaf(v[h * 4 + 3], q[h].w, acc[o][h * 4 + 3]);
                     }
-                    if constexpr (PF) /* one column's weights in flight: hoisting them all spilled */
-                        asm volatile("" ::: "memory");
                 }
-            }
-            if constexpr (PF) {
-#pragma unroll
-                for (int jc = 0; jc < NCOL; jc++) cur[jc] = nxt[jc];
             }
         }
         if constexpr (VC == 8) {
