@@ -376,6 +376,10 @@ gcr_status gcr_infer_pool(const gcr_call *c, gcr_meta *out, char *err, size_t er
     const gcr_meta *x = &c->in[0]->m;
     GCR_TRY(need_float(c, 0, err, errn));
     if (x->ndim != 4) FAIL(GCR_ERR_SHAPE, "%s: input %s must be 4-d", opname(c), M(0, b1));
+    /* as PyTorch: a padded window over an empty H or W covers no input element, and would give
+     * -inf (max) or 0 (averages, where a mean over nothing is NaN) for an input with no values */
+    if (x->shape[2] < 1 || x->shape[3] < 1)
+        FAIL(GCR_ERR_SHAPE, "%s: input %s has an empty spatial dim (H and W must be >= 1)", opname(c), M(0, b1));
     *out = *x;
     if (c->op == GCR_OP_ADAPTIVE_AVG_POOL2D) {
         if (!window_ok(c->p.v[0], 1) || !window_ok(c->p.v[1], 1))

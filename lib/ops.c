@@ -264,6 +264,7 @@ gcr_tensor *gcr_matmul(gcr_ctx *ctx, gcr_tensor *a, gcr_tensor *b)
     /* -1, not the sizes: a captured graph bound to operands of other sizes lifts them anew */
     if (a->m.ndim == 1) a2 = gcr_reshape(ctx, a, 2, (int64_t[]){1, -1});
     if (b->m.ndim == 1) b2 = gcr_reshape(ctx, b, 2, (int64_t[]){-1, 1});
+    if (!a2 || !b2) gcr_error_prefix(ctx, before, "matmul"); /* a lift failed: name the op called */
     gcr_call c = call1(GCR_OP_MATMUL, a2);
     c.n_in = 2;
     c.in[1] = b2;
@@ -324,8 +325,12 @@ gcr_tensor *gcr_dispatch_reshape(gcr_ctx *ctx, gcr_call *c)
     gcr_resolved r;
     if (gcr_resolve(c->op, &c->p, &x->m, &r, err, sizeof err) != GCR_OK)
         return gcr_dispatch(ctx, c); /* an invalid shape fails on x itself, before any copy */
+    gcr_status before = ctx->status;
     gcr_tensor *d = gcr_contiguous(ctx, x, GCR_NCHW);
-    if (!d) return NULL;
+    if (!d) { /* the copy failed: name the op called, as composites do */
+        gcr_error_prefix(ctx, before, "%s", c->p.flatten ? "flatten" : "reshape");
+        return NULL;
+    }
     c->in[0] = d;
     gcr_tensor *y = gcr_dispatch(ctx, c);
     gcr_tensor_free(d); /* the view keeps the storage alive */

@@ -175,11 +175,31 @@ static void test_conv_errors(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* no input channels: the result is the bias alone. The weight [2,0,1,1] is an expand view, whose
+ * strides already match the CPU kernel's layout, so the kernel reads it in place: it has no data */
+static void test_conv_empty_weight_view(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    if (!ctx) return;
+    int64_t xs[4] = {1, 0, 2, 2}, w1s[4] = {1, 0, 1, 1}, ws[4] = {2, 0, 1, 1}, bs[1] = {2};
+    gcr_tensor *x = gcr_tensor_new(ctx, GCR_F32, 4, xs, GCR_NCHW);
+    gcr_tensor *w = gcr_expand(ctx, gcr_tensor_new(ctx, GCR_F32, 4, w1s, GCR_NCHW), 4, ws);
+    gcr_tensor *b = h_tensor(ctx, GCR_F32, 1, bs, GCR_NCHW, (float[]){3, 4});
+    gcr_tensor *y = gcr_conv2d(ctx, x, w, b, NULL);
+    if (CHECK(y != NULL, "conv with an empty expanded weight: %s", gcr_ctx_error(ctx))) {
+        float *got = h_read(y), ref[8] = {3, 3, 3, 3, 4, 4, 4, 4};
+        CHECK_CLOSE(got, ref, 8, 0, 0, "empty reduction gives the bias");
+        free(got);
+    }
+    gcr_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     RUN(test_conv_f32_layouts);
     RUN(test_conv_half);
     RUN(test_conv_strided_bias_and_slice);
     RUN(test_conv_errors);
+    RUN(test_conv_empty_weight_view);
     return h_finish();
 }

@@ -504,6 +504,14 @@ static void test_other_ctx(void)
     EXPECT(ctx, gcr_relu(ctx, o), GCR_ERR_INVALID, "relu", "another context");
     EXPECT(ctx, gcr_dropout(ctx, o, 0.1f), GCR_ERR_INVALID, "dropout", "another context"); /* returns x: no dispatch */
     EXPECT(ctx, gcr_concat(ctx, (gcr_tensor *[]){a, o}, 2, 0), GCR_ERR_INVALID, "concat", "another context");
+    /* calls that run another op first (matmul lifts a 1-d operand, reshape and flatten copy a
+     * strided input) name the op that was called */
+    gcr_tensor *o1 = gcr_tensor_from_data(other, GCR_F32, 1, S(3), GCR_NCHW, h);
+    gcr_tensor *ot = gcr_permute(other, o, (int[]){1, 0});
+    EXPECT(ctx, gcr_matmul(ctx, o1, a), GCR_ERR_INVALID, "matmul", "another context", "f32[3]");
+    EXPECT(ctx, gcr_matmul(ctx, T(GCR_F32, 2, S(2, 3)), o1), GCR_ERR_INVALID, "matmul", "another context");
+    EXPECT(ctx, gcr_reshape(ctx, ot, 1, S(-1)), GCR_ERR_INVALID, "reshape", "another context", "f32[4,3]");
+    EXPECT(ctx, gcr_flatten(ctx, ot, 0, -1), GCR_ERR_INVALID, "flatten", "another context");
     CHECK(gcr_ctx_status(other) == GCR_OK, "the other context is not blamed");
     gcr_ctx_destroy(other);
 }

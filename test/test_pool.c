@@ -225,6 +225,23 @@ static void test_pool_errors(void)
     CHECK(gcr_adaptive_avg_pool2d(ctx, x, 0, 2) == NULL && gcr_ctx_status(ctx) == GCR_ERR_PARAM, "adaptive size 0 rejected");
     gcr_ctx_clear_error(ctx);
     CHECK(gcr_max_pool2d(ctx, NULL, &p) == NULL && gcr_ctx_status(ctx) == GCR_ERR_INVALID, "NULL input");
+    gcr_ctx_clear_error(ctx);
+    /* an empty H: with padding a window fits, but it covers no input element */
+    gcr_tensor *x0 = gcr_tensor_new(ctx, GCR_F32, 4, (int64_t[]){1, 2, 0, 4}, GCR_NCHW);
+    p = gcr_pool2d_default(2);
+    p.padding[0] = p.padding[1] = 1;
+    CHECK(gcr_max_pool2d(ctx, x0, &p) == NULL && gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "max pool of empty H rejected");
+    CHECK(strstr(gcr_ctx_error(ctx), "max_pool2d") && strstr(gcr_ctx_error(ctx), "[1,2,0,4]"),
+          "message names the op and the input: %s", gcr_ctx_error(ctx));
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_avg_pool2d(ctx, x0, &p) == NULL && gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "avg pool of empty H rejected");
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_adaptive_avg_pool2d(ctx, x0, 1, 1) == NULL && gcr_ctx_status(ctx) == GCR_ERR_SHAPE,
+          "adaptive pool of empty H rejected");
+    gcr_ctx_clear_error(ctx);
+    gcr_tensor *n0 = gcr_tensor_new(ctx, GCR_F32, 4, (int64_t[]){0, 2, 4, 4}, GCR_NCHW);
+    gcr_tensor *y0 = gcr_max_pool2d(ctx, n0, &p);
+    CHECK(y0 && gcr_tensor_numel(y0) == 0, "an empty batch still pools: %s", gcr_ctx_error(ctx));
     gcr_ctx_destroy(ctx);
 }
 

@@ -237,7 +237,8 @@ static const float *weights_as(gcr_ctx *ctx, const gcr_tensor *w, const int64_t 
     int same = w->m.dtype == GCR_F32;
     for (int d = 0; d < 4 && same; d++)
         if (w->m.shape[d] != 1 && w->m.strides[d] != st[d]) same = 0;
-    if (same) return gcr_tensor_data(w);
+    /* an empty w has no storage to point at (NULL would read as out of memory): scratch then */
+    if (same && gcr_meta_numel(&w->m) > 0) return gcr_tensor_data(w);
     float *p = gcr_cpu_scratch_get(ctx, GCR_SCR_IN1, (size_t)gcr_meta_numel(&w->m));
     if (p) gcr_cpu_gather_f32(w, p, st);
     return p;
