@@ -18,6 +18,7 @@
  * their consumer entries, then results read outside); two lists merge in time linear in their
  * lengths, which the budget bounds. An anchored group keeps only its count (see anchored_ops). */
 #include "ir.h"
+#include "../lib/text.h"
 #include <stdlib.h>
 
 struct gcr_fuse {
@@ -220,15 +221,7 @@ gcr_status gcr_fuse_begin(gcr_ir *ir)
     return budget_begin(ir);
 }
 
-bool gcr_fuse_skipped(const gcr_ir *ir, const char *want)
-{
-    const char *s = ir->ctx->knobs.skip_fuse;
-    if (!s || !want) return false;
-    size_t n = strlen(want);
-    for (const char *p = s; (p = strstr(p, want)); p += n)
-        if ((p == s || p[-1] == ',' || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return true;
-    return false;
-}
+bool gcr_fuse_skipped(const gcr_ir *ir, const char *want) { return gcr_list_has(ir->ctx->knobs.skip_fuse, want); }
 
 /* skip_fuse tokens: each kind's own (kinds.def): pointwise, reduce (reductions and pools), conv, matmul */
 static bool kind_skipped(const gcr_ir *ir, const gcr_kind_info *k) { return gcr_fuse_skipped(ir, k->skip); }

@@ -1,9 +1,11 @@
 /* text.c — the text builder (text.h). An append formats straight into the free room and grows the
- * buffer only when the text did not fit, so most appends format once. */
+ * buffer only when the text did not fit, so most appends format once. And the knobs' list matcher. */
 #include "text.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 gcr_text gcr_text_fixed(char *buf, size_t n)
 {
@@ -51,4 +53,18 @@ char *gcr_text_take(gcr_text *b)
     char *p = b->p ? b->p : calloc(1, 1);
     *b = (gcr_text){0};
     return p;
+}
+
+bool gcr_list_has(const char *list, const char *name)
+{
+    if (!list || !name) return false;
+    const size_t len = strlen(name);
+    while (*list) {
+        while (*list == ' ' || *list == ',') list++;
+        size_t n = strcspn(list, ","), k = n;
+        while (k && list[k - 1] == ' ') k--;
+        if (k && k == len && !strncasecmp(list, name, k)) return true;
+        list += n;
+    }
+    return false;
 }

@@ -1,7 +1,7 @@
 /* text.h — the one text builder: printf-style appends to a growing buffer (generated CUDA, dot and
  * dumps) or to a caller's fixed buffer that counts what did not fit (snprintf's contract, for
  * gcr_graph_describe). Its state is the struct passed in: nothing global, so threads can build
- * text at once. */
+ * text at once. Also the one matcher of the knobs' comma lists of names. */
 #ifndef GCR_TEXT_H
 #define GCR_TEXT_H
 
@@ -24,5 +24,9 @@ void gcr_text_put(gcr_text *b, const char *fmt, ...) __attribute__((format(print
 /* A growing builder's text (malloc'ed, "" when nothing was appended), for the caller to free; NULL
  * when a growth failed (the partial text is freed). */
 char *gcr_text_take(gcr_text *b);
+
+/* true when the comma-separated list names name, whatever the case and the spaces around each
+ * entry (the knobs that take lists of names: GCR_DUMP, GCR_SKIP_FUSE); NULL list: false */
+bool gcr_list_has(const char *list, const char *name);
 
 #endif /* GCR_TEXT_H */

@@ -4,11 +4,11 @@
  * g<k>_v<n>_*: the k-th variant dumped in the process (one count for every context, so contexts
  * sharing a directory do not overwrite each other's dumps), the graph's n-th variant. */
 #include "graph.h"
+#include "../lib/text.h"
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 static atomic_ulong dumped; /* variants dumped in the process */
@@ -16,16 +16,7 @@ static atomic_ulong dumped; /* variants dumped in the process */
 /* whether the comma list knobs.dump names what, or all (case and spaces around a name ignored) */
 static bool want(const gcr_ctx *ctx, const char *what)
 {
-    const char *d = ctx->knobs.dump;
-    while (d && *d) {
-        while (*d == ' ' || *d == ',') d++;
-        size_t n = strcspn(d, ",");
-        size_t k = n;
-        while (k && d[k - 1] == ' ') k--;
-        if (k && ((k == strlen(what) && !strncasecmp(d, what, k)) || (k == 3 && !strncasecmp(d, "all", 3)))) return true;
-        d += n;
-    }
-    return false;
+    return gcr_list_has(ctx->knobs.dump, what) || gcr_list_has(ctx->knobs.dump, "all");
 }
 
 static void write_file(gcr_ctx *ctx, const char *dir, const char *stem, const char *suffix, const char *text)

@@ -198,6 +198,13 @@ static void test_hardswish(void)
     ctx = ctx_knobs(1, 0, 1, "pointwise");
     CHECK(kernels_of(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, NULL) == 4, "skip_fuse=pointwise: 4 kernels");
     gcr_ctx_destroy(ctx);
+    /* tokens match whatever their case and spaces, as GCR_DUMP's do */
+    const char *spelled[] = {"Pointwise", " POINTWISE ", "conv, PointWise"};
+    for (int i = 0; i < 3; i++) {
+        ctx = ctx_knobs(1, 0, 1, spelled[i]);
+        CHECK(kernels_of(ctx, m_hswish, &in_x, 1, GCR_F32, GCR_NCHW, NULL) == 4, "skip_fuse=\"%s\": 4 kernels", spelled[i]);
+        gcr_ctx_destroy(ctx);
+    }
 }
 
 static void test_conv_bn_hswish(void)
