@@ -19,8 +19,10 @@ gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *tr, gcr_tensor *const *i
     for (int x = 0; x < tr->n_values; x++)
         if (tr->values[x].kind == GCR_V_INPUT || tr->values[x].kind == GCR_V_CONST) val[x] = tr->values[x].ext;
     for (int i = 0; in_t && i < tr->n_inputs; i++) val[tr->inputs[i]] = in_t[i];
-    gcr_mode mode = ctx->mode;
-    ctx->mode = GCR_MODE_EAGER;
+    /* the nodes run apart from the ctx's error state: a node's failure is known by its own status
+     * even when an earlier error is still on the ctx, and is recorded below as any error is */
+    gcr_eager_section sec;
+    gcr_eager_begin(ctx, &sec);
     gcr_status s = GCR_OK;
     for (int i = 0; i < tr->n_nodes && s == GCR_OK; i++) {
         const gcr_node *nd = &tr->nodes[i];
@@ -39,7 +41,10 @@ gcr_status gcr_ir_interpret(gcr_ctx *ctx, const gcr_ir *tr, gcr_tensor *const *i
         val[nd->out] = r;
         made[nd->out] = 1;
     }
-    ctx->mode = mode;
+    char msg[sizeof ctx->err];
+    memcpy(msg, ctx->err, sizeof msg);
+    gcr_eager_end(ctx, &sec);
+    if (s != GCR_OK) gcr_set_error(ctx, s, "%s", msg);
     for (int o = 0; o < tr->n_outputs && s == GCR_OK; o++) {
         int x = tr->outputs[o];
         gcr_tensor *h = tr->values[x].handle, *r = val[x];

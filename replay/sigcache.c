@@ -98,10 +98,12 @@ gcr_status gcr_graph_run(gcr_graph *g)
     if (g->cur) gcr_info(ctx, "replay: input signature changed; re-specialising the graph");
     /* The new variant is built and run before anything is evicted: a failed build or run leaves
      * the cache, and the outputs bound to the current variant's buffers, as they were. */
+    gcr_status before = ctx->status;
     gcr_status bs = gcr_variant_build(g, sig, &v);
     if (bs == GCR_ERR_SHAPE && g->cur) { /* the shapes do not fit the recorded graph: the API's way */
-        gcr_info(ctx, "replay: the graph cannot take the new signature (%s); running the op list eagerly", ctx->err);
-        gcr_ctx_clear_error(ctx);
+        gcr_info(ctx, "replay: the graph cannot take the new signature (%s); running the op list eagerly",
+                 before == GCR_OK ? ctx->err : gcr_status_name(bs));
+        if (before == GCR_OK) gcr_ctx_clear_error(ctx); /* only the build's error: an earlier one is sticky */
         return run_eager(g);
     }
     GCR_TRY(bs);

@@ -256,6 +256,40 @@ static void test_reshape_of_strided_view(void)
     }
 }
 
+/* A replay that runs the op list eagerly (the graph cannot take the new signature, or retrace=0)
+ * with an earlier error still on the ctx: that error stays (sticky until the caller clears it),
+ * and a replay that fails returns its own status, not the earlier one's */
+static void test_fallback_keeps_sticky_error(void)
+{
+    for (int retrace = 0; retrace <= 1; retrace++) {
+        gcr_ctx *ctx = cu_ctx(retrace, 8, 1);
+        gcr_tensor *x = rand_t(ctx, GCR_F32, 2, (int64_t[]){2, 3}, GCR_NCHW);
+        gcr_graph *g = NULL, *gr = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_exp(ctx, gcr_reshape(ctx, x, 1, (int64_t[]){6}));
+        OK(ctx, gcr_capture_end(ctx, &g));
+        OK(ctx, gcr_capture_begin(ctx));
+        gcr_reshape(ctx, gcr_relu(ctx, x), 3, (int64_t[]){2, 3, 1}); /* a literal shape */
+        OK(ctx, gcr_capture_end(ctx, &gr));
+        gcr_tensor *xt = gcr_permute(ctx, rand_t(ctx, GCR_F32, 2, (int64_t[]){3, 2}, GCR_NCHW), (int[]){1, 0});
+        OK(ctx, gcr_graph_bind_input(g, 0, xt));
+        OK(ctx, gcr_graph_bind_input(gr, 0, rand_t(ctx, GCR_F32, 2, (int64_t[]){5, 6}, GCR_NCHW)));
+        CHECK(gcr_dropout(ctx, x, 2.0f) == NULL, "dropout p 2 fails");
+        gcr_status s = gcr_graph_replay(g);
+        CHECK(s == GCR_OK, "retrace %d: the strided input runs the op list: %s", retrace, gcr_status_name(s));
+        s = gcr_graph_replay(gr);
+        CHECK(s == GCR_ERR_SHAPE, "retrace %d: the literal reshape fails with its own status: %s", retrace,
+              gcr_status_name(s));
+        CHECK(gcr_ctx_status(ctx) == GCR_ERR_PARAM && strstr(gcr_ctx_error(ctx), "dropout"),
+              "retrace %d: the earlier error stays on the ctx: %s (%s)", retrace, gcr_status_name(gcr_ctx_status(ctx)),
+              gcr_ctx_error(ctx));
+        gcr_ctx_clear_error(ctx);
+        gcr_graph_destroy(g);
+        gcr_graph_destroy(gr);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 /* a slice to the end keeps its bounds as written: bound to a wider input it takes the wider
  * input's elements in both knob settings (test_bind.c covers every such op); a region re-traces
  * the body and gets the same */
@@ -603,6 +637,7 @@ static void all(void)
     RUN(test_eager_fallback);
     RUN(test_frozen_reshape);
     RUN(test_reshape_of_strided_view);
+    RUN(test_fallback_keeps_sticky_error);
     RUN(test_slice_to_end);
     RUN(test_guards_off);
     RUN(test_dumps_profile);
