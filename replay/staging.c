@@ -115,6 +115,9 @@ static gcr_status stage_entry(gcr_graph *g, gcr_variant *v, int x, gcr_host_buf 
         gcr_meta_set_contiguous(&d);
         e->dense = gcr_tensor_alloc(ctx, &d, "graph host staging");
         if (!e->dense) return ctx->status ? ctx->status : GCR_ERR_OOM;
+        /* the variant's, freed with its staging: off the ctx's list, so the end of a caller's scope
+         * open at this replay cannot free it */
+        gcr_tensor_list_drop(e->dense);
     }
     return GCR_OK;
 }

@@ -331,6 +331,40 @@ static void run_region(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* The staging of a strided input copies through a dense tensor of the graph's; planned at a replay
+ * inside the caller's per-iteration scope, it must outlive that scope (the graph frees it) */
+static void run_scoped_strided(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    if (!ctx) return;
+    gcr_tensor *x = h_rand_tensor(ctx, GCR_F32, 2, (int64_t[]){3, 2}, GCR_NCHW, -1.0f, 1.0f);
+    gcr_tensor *xt = gcr_permute(ctx, x, (int[]){1, 0}); /* [2,3], strided: the graph's input */
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_tensor *y = gcr_neg(ctx, xt);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    void *in = NULL;
+    OK(ctx, gcr_graph_input_host(g, 0, 6 * sizeof(float), &in));
+    for (int it = 0; in && it < 4; it++) {
+        uint64_t sc = gcr_scope_begin(ctx);
+        for (int i = 0; i < 6; i++) ((float *)in)[i] = (float)(10 * it + i);
+        /* tensors made between replays (reusing whatever the scope freed) keep their data */
+        gcr_tensor *keep = gcr_tensor_from_data(ctx, GCR_F32, 2, (int64_t[]){2, 3}, GCR_NCHW,
+                                                (float[]){-7, -7, -7, -7, -7, -7});
+        OK(ctx, gcr_graph_replay(g));
+        float got[6], k[6];
+        OK(ctx, gcr_tensor_to_host(y, got, sizeof got));
+        OK(ctx, gcr_tensor_to_host(keep, k, sizeof k));
+        for (int i = 0; i < 6; i++) {
+            CHECK(got[i] == -(float)(10 * it + i), "scoped replay %d: y[%d] %g, want %g", it, i, got[i], -(float)(10 * it + i));
+            CHECK(k[i] == -7, "scoped replay %d: an unrelated tensor changed: %g", it, k[i]);
+        }
+        gcr_scope_end(ctx, sc);
+    }
+    gcr_graph_destroy(g);
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     const gcr_dtype dts[2] = {GCR_F32, GCR_F16};
@@ -348,6 +382,8 @@ static void all(void)
             h_case = "region";
             run_region();
         }
+    h_case = "strided input staged in a scope";
+    run_scoped_strided();
 }
 
 int main(void)
