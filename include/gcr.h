@@ -314,7 +314,8 @@ GCR_API gcr_tensor *gcr_dropout(gcr_ctx *ctx, gcr_tensor *x, float p);
  * the capture pass hold real results. A call that fails while capturing returns NULL at the call,
  * as eagerly; unless the caller clears that error (gcr_ctx_clear_error) before gcr_capture_end,
  * gcr_capture_end returns its status and builds nothing, also when an earlier error was already
- * on the ctx.
+ * on the ctx. The tensors a failed capture returned stay valid handles without data (reading one
+ * is GCR_ERR_CAPTURE) until gcr_ctx_destroy().
  *
  * Host writes: a graph reads its inputs when it runs (at gcr_capture_end and at each replay), not
  * when an op is recorded. So gcr_tensor_from_host into a tensor that an op of the open capture

@@ -15,8 +15,11 @@ static const gcr_recorder recorder = {record, gcr_region_replayed, host_access, 
 gcr_capstate *gcr_capstate_get(gcr_ctx *ctx)
 {
     if (!ctx->rec_state) {
-        ctx->rec_state = calloc(1, sizeof(gcr_capstate));
-        if (ctx->rec_state) ctx->rec = &recorder;
+        gcr_capstate *cs = ctx->rec_state = calloc(1, sizeof(gcr_capstate));
+        if (cs) {
+            cs->failed.next = cs->failed.prev = &cs->failed;
+            ctx->rec = &recorder;
+        }
     }
     return ctx->rec_state;
 }
@@ -49,12 +52,29 @@ static void state_free(gcr_ctx *ctx)
     gcr_regions_free(ctx);
     gcr_trace_free(cs->cur);
     while (cs->graphs) gcr_graph_free(cs->graphs);
+    while (cs->failed.next != &cs->failed) gcr_tensor_release(cs->failed.next);
     free(cs);
     ctx->rec_state = NULL;
     ctx->rec = NULL;
 }
 
 /* ---------------------------------------------------------------- explicit capture */
+
+void gcr_capture_failed(gcr_ctx *ctx, gcr_ir *ir)
+{
+    if (!ir) return;
+    gcr_capstate *cs = gcr_capstate_of(ctx);
+    for (int v = 0; cs && v < ir->n_values; v++) {
+        gcr_tensor *h = ir->values[v].handle;
+        if (!h) continue;
+        gcr_tensor_unbind(h);
+        h->trace = NULL; /* no trace's (its address may be reused): host_access names the failed capture */
+        h->value = -1;
+        gcr_tensor_list_push(&cs->failed, h);
+        ir->values[v].handle = NULL;
+    }
+    gcr_trace_free(ir);
+}
 
 gcr_status gcr_capture_begin(gcr_ctx *ctx)
 {
@@ -86,7 +106,7 @@ gcr_status gcr_capture_end(gcr_ctx *ctx, gcr_graph **graph)
     /* a failed op that recorded nothing (its shape inference refused it) leaves capture_err */
     gcr_status s = ir->failed ? ir->failed : ctx->capture_err;
     if (s != GCR_OK) {
-        gcr_trace_free(ir);
+        gcr_capture_failed(ctx, ir);
         return gcr_set_error(ctx, s, "capture_end: an op failed while capturing (%s); no graph was built",
                              gcr_status_name(s));
     }
@@ -128,6 +148,8 @@ static gcr_status host_access(const gcr_tensor *t, bool write, const char *fn)
                   "into another tensor",
                   fn, b);
     }
+    GCR_CHECK(ctx, t->st || !(t->flags & GCR_TF_TRACED) || t->trace || t->value >= 0, GCR_ERR_CAPTURE,
+              "%s: %s is a result of a capture whose gcr_capture_end failed: it holds no data", fn, b);
     GCR_TRY(gcr_region_host_access(t, write, fn));
     GCR_CHECK(ctx, t->st, GCR_ERR_CAPTURE,
               "%s: %s is an intermediate of a captured graph, not one of its outputs: it holds no data (mark it "

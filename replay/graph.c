@@ -9,7 +9,7 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
     *out = NULL;
     gcr_graph *g = calloc(1, sizeof *g);
     if (!g) {
-        if (owns_handles) gcr_trace_free(trace);
+        if (owns_handles) gcr_capture_failed(ctx, trace);
         return gcr_set_error(ctx, GCR_ERR_OOM, "capture_end: out of host memory");
     }
     g->ctx = ctx;
@@ -38,8 +38,11 @@ gcr_status gcr_graph_from_trace(gcr_ctx *ctx, gcr_ir *trace, bool owns_handles, 
     if (s == GCR_OK) s = gcr_graph_run(g);
     if (s != GCR_OK) {
         if (!ctx->status) gcr_set_error(ctx, s, "capture_end: building the graph failed");
-        if (!owns_handles) g->trace = NULL; /* the region keeps its trace */
+        gcr_ir *tr = owns_handles ? g->trace : NULL; /* the region keeps its trace */
+        g->trace = NULL;
+        g->owns_handles = false;
         gcr_graph_free(g);
+        gcr_capture_failed(ctx, tr);
         return s;
     }
     *out = g;

@@ -146,9 +146,15 @@ typedef struct gcr_capstate {
     gcr_graph *graphs;          /* explicit graphs not yet destroyed */
     struct gcr_region *regions; /* uthash by name (replay/region.c) */
     struct gcr_region *region;  /* the region whose body runs now, or NULL */
+    gcr_tensor failed;          /* sentinel of the list of the handles of failed explicit captures:
+                                   without data, freed with the ctx (gcr_capture_failed) */
 } gcr_capstate;
 /* ctx's state, made on first use with the recorder installed on ctx (NULL on OOM). */
 gcr_capstate *gcr_capstate_get(gcr_ctx *ctx);
+/* Frees the trace of an explicit capture that failed (at capture_end, or its graph's build or first
+ * run): the handles its calls returned stay valid, without data, until the ctx ends, as the caller
+ * may still hold, read or free them. */
+void gcr_capture_failed(gcr_ctx *ctx, gcr_ir *ir);
 /* ctx's state, or NULL when the ctx has not captured or run a region yet. */
 gcr_capstate *gcr_capstate_of(const gcr_ctx *ctx);
 

@@ -183,6 +183,14 @@ static void capture_failed_op(gcr_ctx *ctx, gcr_tensor *x, gcr_tensor *five)
         CHECK(!gcr_ctx_capturing(ctx), "sticky %d: the capture ended", sticky);
         gcr_graph_destroy(g);
         gcr_ctx_clear_error(ctx);
+        /* y, returned by the failed capture, is still a handle: its shape, no data, a no-op free */
+        float b[6];
+        CHECK(gcr_tensor_dim(y, 1) == 3 && gcr_tensor_numel(y) == 6, "sticky %d: y keeps its shape", sticky);
+        s = gcr_tensor_to_host(y, b, sizeof b);
+        CHECK(s == GCR_ERR_CAPTURE && strstr(gcr_ctx_error(ctx), "capture_end failed"),
+              "sticky %d: reading y after the failed capture: %s %s", sticky, gcr_status_name(s), gcr_ctx_error(ctx));
+        gcr_ctx_clear_error(ctx);
+        gcr_tensor_free(y);
     }
     /* a failed capture's error, left on the ctx, does not fail the next capture */
     gcr_graph *g = NULL;
