@@ -8,9 +8,11 @@
 #include "internal.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The reference implementation refuses headers above 100 MB; a larger one is a corrupt length. */
 #define GCR_WEIGHTS_MAX_HEADER (100u << 20)
@@ -88,7 +90,11 @@ static gcr_status load_entry(gcr_weights *w, const char *path, const cJSON *e, c
                              uint64_t data_bytes)
 {
     gcr_ctx *ctx = w->ctx;
-    const char *name = e->string;
+    /* the name in messages: one as long as the message would crowd out what is wrong with it */
+    char name[128];
+    size_t len = strlen(e->string);
+    if (len < sizeof name) memcpy(name, e->string, len + 1);
+    else snprintf(name, sizeof name, "%.80s...(%zu bytes)", e->string, len);
     GCR_CHECK(ctx, cJSON_IsObject(e), GCR_ERR_IO, "weights: %s: tensor '%s': entry is not a JSON object", path, name);
 
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
@@ -138,10 +144,10 @@ static gcr_status load_entry(gcr_weights *w, const char *path, const cJSON *e, c
               "weights: %s: tensor '%s': data_offsets span %llu bytes, but %s shape needs %llu", path, name,
               (unsigned long long)(end - beg), jd->valuestring, (unsigned long long)bytes);
     for (int i = 0; i < w->n; i++)
-        GCR_CHECK(ctx, strcmp(w->names[i], name) != 0, GCR_ERR_IO, "weights: %s: tensor '%s' appears twice", path,
-                  name);
+        GCR_CHECK(ctx, strcmp(w->names[i], e->string) != 0, GCR_ERR_IO, "weights: %s: tensor '%s' appears twice",
+                  path, name);
 
-    w->names[w->n] = strdup(name);
+    w->names[w->n] = strdup(e->string);
     GCR_CHECK(ctx, w->names[w->n], GCR_ERR_OOM, "weights: %s: out of host memory", path);
     /* data may be NULL for an all-empty data section; from_data wants a pointer even for 0 bytes */
     static const unsigned char none[1];
@@ -167,7 +173,11 @@ gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
     GCR_CHECK(ctx, ctx->mode == GCR_MODE_EAGER, GCR_ERR_CAPTURE,
               "weights_load: %s: load weights before capturing, not inside a capture", path);
 
-    FILE *f = fopen(path, "rb");
+    /* O_NONBLOCK: opening a FIFO no one writes would wait forever, before the regular-file check
+     * below could refuse it (regular files ignore the flag) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f && fd >= 0) close(fd);
     GCR_CHECK(ctx, f, GCR_ERR_IO, "weights: cannot open %s: %s", path, strerror(errno));
     gcr_status s = GCR_OK;
     char *hdr = NULL;
@@ -175,7 +185,7 @@ gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
     cJSON *root = NULL;
     gcr_weights *w = NULL;
 
-    /* fopen succeeds on a directory (whose ftell size is LONG_MAX): only regular files load */
+    /* opening succeeds on a directory (whose ftell size is LONG_MAX): only regular files load */
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0) {
         s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: cannot determine the file size: %s", path, strerror(errno));
@@ -220,6 +230,18 @@ gcr_status gcr_weights_load(gcr_ctx *ctx, const char *path, gcr_weights **out)
         s = gcr_set_error(ctx, GCR_ERR_IO, "weights: %s: header holds a NUL byte at byte %zu of %llu", path,
                           (size_t)(nul - hdr), (unsigned long long)hlen);
         goto done;
+    }
+    /* the escape \u0000 decodes to the same NUL: a name or dtype would end there ("t\u0000x" loading
+     * as "t"). Escapes are a backslash and one character, so skipping pairs finds the real ones. */
+    for (size_t i = 0; i + 1 < hlen; i++) {
+        if (hdr[i] != '\\') continue;
+        if (hdr[i + 1] == 'u' && i + 6 <= hlen && memcmp(hdr + i + 2, "0000", 4) == 0) {
+            s = gcr_set_error(ctx, GCR_ERR_IO,
+                              "weights: %s: header holds an escaped NUL (\\u0000) at byte %zu of %llu", path, i,
+                              (unsigned long long)hlen);
+            goto done;
+        }
+        i++;
     }
     /* require_null_terminated: trailing bytes after the JSON object (other than the spaces the
      * format pads with) make the header malformed */

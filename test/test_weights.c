@@ -3,6 +3,7 @@
  * shape/size mismatch, ...) fail with GCR_ERR_IO naming the file and tensor; random corruption
  * and every truncation never crash (run under ASan). Files are written into a temp dir. */
 #include "harness.h"
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -269,6 +270,35 @@ static void test_messages(void)
     memset(buf + 8 + hl, 0x3f, 4);
     write_raw(path, buf, 8 + hl + 4);
     expect_io(ctx, path, "NUL in a name", "NUL byte at byte 3");
+
+    /* an escaped NUL decodes to a NUL byte too: the name would silently load as "t", the dtype as "F32" */
+    unsigned char z[4] = {0};
+    expect_io(ctx, write_st("{\"t\\u0000x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", z, 4, 0),
+              "escaped NUL in a name", "\\u0000");
+    expect_io(ctx, write_st("{\"t\":{\"dtype\":\"F32\\u0000junk\",\"shape\":[1],\"data_offsets\":[0,4]}}", z, 4, 0),
+              "escaped NUL in a dtype", "\\u0000");
+    /* an escaped backslash before u0000 is not an escaped NUL */
+    gcr_weights *w = NULL;
+    const char *lit = write_st("{\"t\\\\u0000\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", z, 4, 0);
+    gcr_status s = gcr_weights_load(ctx, lit, &w);
+    CHECK(s == GCR_OK && gcr_weights_get(w, "t\\u0000"), "a name holding \\u0000 as text loads: %s",
+          gcr_ctx_error(ctx));
+    gcr_weights_free(w);
+    gcr_ctx_clear_error(ctx);
+
+    /* a name as long as the message itself: what is wrong with the tensor still shows */
+    static char longh[2400];
+    snprintf(longh, sizeof longh, "{\"%02200d\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 0);
+    unsigned char z8[8] = {0};
+    expect_io(ctx, write_st(longh, z8, 8, 0), "a 2200-byte name", "\"F64\" not supported");
+
+    /* a FIFO no one writes: opening it for reading would wait forever (the alarm ends a hang) */
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    if (CHECK(mkfifo(path, 0600) == 0, "mkfifo %s", path)) {
+        alarm(10);
+        expect_io(ctx, path, "a FIFO", "not a regular file");
+        alarm(0);
+    }
 
     expect_io(ctx, write_st("{\"t\":{\"dtype\":\"F32\",\"shape\":[0,9007199254740992],\"data_offsets\":[0,0]}}", NULL, 0, 0),
               "[0, 2^53]", "tensor 't': shape [0,9007199254740992] too large");
