@@ -23,6 +23,7 @@ static int model_option(const char *a, const char *v)
     if (!strcmp(a, "--layers")) { /* each stage's blocks, at most the model's total (no sum can wrap) */
         char buf[96], *save = NULL;
         int l[4], k = 0;
+        if (strlen(v) >= sizeof buf) return -1; /* cut, its tail would be dropped unread */
         snprintf(buf, sizeof buf, "%s", v);
         for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             if (k == 4 || !smp_int(t, 1, RN_MAX_BLOCKS, &n)) return -1;

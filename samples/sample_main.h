@@ -99,25 +99,29 @@ static double smp_since_process_start(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9 - (double)start / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* the options every sample takes, a line each ("  --name ..."): the usage text, and what
+ * smp_known looks options up in */
+static const char smp_common_usage[] =
+    "  --batch N               batch size (default 1; taken from --input when given)\n"
+    "  --size S                input height = width (default 224)\n"
+    "  --dtype f32|f16         (default f32)\n"
+    "  --device auto|cpu|cuda  (default auto: CUDA when present, else the CPU)\n"
+    "  --layout nchw|nhwc      memory format of activations and conv weights (default nchw)\n"
+    "  --weights FILE          safetensors with torchvision state_dict names (default: seeded random init)\n"
+    "  --input FILE            safetensors holding \"input\" [N,3,H,W] (default: seeded random)\n"
+    "  --check FILE            safetensors holding PyTorch's \"logits\": parity check\n"
+    "  --iters N               timed forwards per mode (default 100 on CUDA, 3 on the CPU)\n"
+    "  --warmup N              untimed forwards per mode (default 10 on CUDA, 1 on the CPU)\n"
+    "  --modes LIST            comma list of eager,fused,graph (default all three)\n"
+    "  --classes N             classes with random init (default 1000)\n"
+    "  --seed N                random init seed (default 1)\n"
+    "  --reference none|f32    judge each mode against the same model run eagerly in f32 (default: f32 for\n"
+    "                          f16 when more than one mode runs; none otherwise, e.g. one-mode cold starts)\n";
+
 static void smp_usage(const smp_sample *s)
 {
-    printf("usage: %s [options]\n%s", s->prog, s->model_usage);
-    printf("  --batch N               batch size (default 1; taken from --input when given)\n"
-           "  --size S                input height = width (default 224)\n"
-           "  --dtype f32|f16         (default f32)\n"
-           "  --device auto|cpu|cuda  (default auto: CUDA when present, else the CPU)\n"
-           "  --layout nchw|nhwc      memory format of activations and conv weights (default nchw)\n"
-           "  --weights FILE          safetensors with torchvision state_dict names (default: seeded random init)\n"
-           "  --input FILE            safetensors holding \"input\" [N,3,H,W] (default: seeded random)\n"
-           "  --check FILE            safetensors holding PyTorch's \"logits\": parity check\n"
-           "  --iters N               timed forwards per mode (default 100 on CUDA, 3 on the CPU)\n"
-           "  --warmup N              untimed forwards per mode (default 10 on CUDA, 1 on the CPU)\n"
-           "  --modes LIST            comma list of eager,fused,graph (default all three)\n"
-           "  --classes N             classes with random init (default 1000)\n"
-           "  --seed N                random init seed (default 1)\n"
-           "  --reference none|f32    judge each mode against the same model run eagerly in f32 (default: f32 for\n"
-           "                          f16 when more than one mode runs; none otherwise, e.g. one-mode cold starts)\n"
-           "Environment knobs (GCR_LOG, GCR_CACHE_DIR, GCR_PROFILE, GCR_DUMP, ...) apply as documented in gcr.h.\n");
+    printf("usage: %s [options]\n%s%s", s->prog, s->model_usage, smp_common_usage);
+    printf("Environment knobs (GCR_LOG, GCR_CACHE_DIR, GCR_PROFILE, GCR_DUMP, ...) apply as documented in gcr.h.\n");
 }
 
 /* v as a whole number in lo..hi (no trailing characters, no wrap: "99999999999" and "1abc" are
@@ -132,6 +136,15 @@ static int smp_int(const char *v, long long lo, long long hi, long long *out)
     return 1;
 }
 
+/* whether a is an option, the samples' own or this model's: a line "  --name ..." of the usage */
+static int smp_known(const smp_sample *s, const char *a)
+{
+    char line[80];
+    if (strncmp(a, "--", 2) || strlen(a) >= sizeof line - 4) return 0;
+    snprintf(line, sizeof line, "  %s ", a);
+    return strstr(smp_common_usage, line) || strstr(s->model_usage, line);
+}
+
 static int smp_parse(int argc, char **argv, const smp_sample *s, smp_options *o)
 {
     long long n;
@@ -140,7 +153,8 @@ static int smp_parse(int argc, char **argv, const smp_sample *s, smp_options *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { smp_usage(s); exit(0); }
         if (!v) {
-            fprintf(stderr, "%s: %s %s (--help)\n", s->prog, a, strncmp(a, "--", 2) ? "is not an option" : "needs a value");
+            if (smp_known(s, a)) fprintf(stderr, "%s: %s needs a value (--help)\n", s->prog, a);
+            else fprintf(stderr, "%s: unknown option %s (--help)\n", s->prog, a);
             return -1;
         }
         i++;
@@ -177,6 +191,7 @@ static int smp_parse(int argc, char **argv, const smp_sample *s, smp_options *o)
         } else if (!strcmp(a, "--modes")) {
             o->modes = 0;
             char buf[64];
+            if (strlen(v) >= sizeof buf) goto bad; /* cut, its tail would be dropped unread */
             snprintf(buf, sizeof buf, "%s", v);
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
                 int k = 0;
