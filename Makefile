@@ -95,8 +95,8 @@ $(STATIC): $(OBJ)
 
 $(SHARED): $(OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libgcr.so.$(shell sed -n 's/^#define GCR_VERSION_MAJOR //p' include/gcr.h) -o $@ $^ $(LDFLAGS) \
-	  -Wl,-rpath,'$$ORIGIN' $(LIBS)
+	$(CC) -shared -Wl,-soname,libgcr.so.$(shell sed -n 's/^#define GCR_VERSION_MAJOR //p' include/gcr.h) -o $@ $^ \
+	  -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(LIBS)
 
 # programs record the headers they include (-MMD -MP: $@.d), so editing a test helper such as
 # test/capture_util.h rebuilds the tests that use it
@@ -131,8 +131,8 @@ test: $(TESTS) $(SHARED) $(SAMPLES)
 bench: $(BENCHES)
 
 # gcr.pc names only system libraries and CUDA's directory; libraries .deps/ stood in for (no Debian
-# package on this machine) go beside libgcr, which finds them there ($$ORIGIN), so an install does
-# not depend on this tree
+# package on this machine) go beside libgcr, which finds them there ($$ORIGIN, first in its RUNPATH,
+# before .deps/), so an install does not depend on this tree
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/gcr.h $(DESTDIR)$(PREFIX)/include/
@@ -145,6 +145,7 @@ install: lib
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/gcr.h $(DESTDIR)$(PREFIX)/lib/libgcr.* $(DESTDIR)$(PREFIX)/lib/pkgconfig/gcr.pc
+	$(if $(DEPS_LIB),for f in $(DEPS_LIB)/lib*.so*; do rm -f "$(DESTDIR)$(PREFIX)/lib/$${f##*/}"; done; true)
 
 clean:
 	rm -rf build build-san build-tsan

@@ -1,6 +1,7 @@
 #!/bin/sh
 # check_install.sh — `make install PREFIX=...` lays out the header, both libraries and gcr.pc, and a
-# program builds against the installed shared library through pkg-config and runs.
+# program builds against the installed shared library through pkg-config and runs, loading nothing from
+# the build tree; `make uninstall` takes it all back.
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $1"; echo "0 passed, 1 failed"; exit 1; }
@@ -28,4 +29,11 @@ flags=$(pkg-config --cflags --libs gcr) || fail "pkg-config gcr"
 ${CC:-cc} "$dir/app.c" -o "$dir/app" $flags $CFLAGS -Wl,-rpath,"$dir/usr/lib" 2>"$dir/err" || { cat "$dir/err"; fail "compile against installed gcr"; }
 out=$(LD_LIBRARY_PATH="$dir/usr/lib" "$dir/app") || fail "installed app did not run"
 [ "$out" = "cpu" ] || fail "unexpected output $out"
+# the installed libgcr finds what was installed beside it before anything in the build tree
+tree=$(pwd -P)
+ldd "$dir/app" | grep -F "$tree/" && fail "the installed app loads libraries from the build tree"
+# uninstall takes back everything install laid out, the libraries copied beside libgcr included
+make -s uninstall PREFIX="$dir/usr" BUILD="$b" CUDA="${CUDA:-}" SAN="${SAN:-0}" >/dev/null 2>&1 || fail "make uninstall"
+left=$(find "$dir/usr" ! -type d)
+[ -z "$left" ] || fail "left after uninstall: $left"
 echo "1 passed, 0 failed"
