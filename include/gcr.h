@@ -149,9 +149,11 @@ GCR_API const char *gcr_ctx_error(const gcr_ctx *ctx);        /* its message, ""
 GCR_API void gcr_ctx_clear_error(gcr_ctx *ctx);
 /* Waits for all queued device work. */
 GCR_API gcr_status gcr_ctx_sync(gcr_ctx *ctx);
-/* The knobs in force (environment applied). The pointer stays valid for the ctx's life. */
+/* The knobs in force (environment applied). The pointer stays valid for the ctx's life; a string
+ * field, until a gcr_ctx_set_knobs gives that field another value. */
 GCR_API const gcr_knobs *gcr_ctx_knobs(const gcr_ctx *ctx);
-/* Changes knobs for graphs captured from now on; fields left at -1 / NULL are kept. */
+/* Changes knobs for graphs captured from now on; fields left at -1 / NULL are kept; a string set to
+ * "" takes its default, as an empty variable does (profile "" and dump "" turn them off). */
 GCR_API gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k);
 
 /* ---------------------------------------------------------------- tensors */

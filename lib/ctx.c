@@ -85,14 +85,19 @@ static bool env_str(const char **dst, const char *name, const char *api, const c
     return !v || *dst;
 }
 
+#define DEFAULT_DUMP_DIR "gcr_dump" /* GCR_DUMP_DIR unset or empty */
+
+/* sized to the variable: a fixed buffer cut a long XDG_CACHE_HOME or HOME short, so the kernels
+ * went to another directory, a prefix of the one named */
 static char *default_cache_dir(void)
 {
-    char buf[1024];
     const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (x && *x) snprintf(buf, sizeof buf, "%s/gcr", x);
-    else if (home && *home) snprintf(buf, sizeof buf, "%s/.cache/gcr", home);
-    else snprintf(buf, sizeof buf, "/tmp/gcr-cache");
-    return strdup(buf);
+    const char *base = x && *x ? x : home && *home ? home : NULL, *tail = x && *x ? "/gcr" : "/.cache/gcr";
+    if (!base) return strdup("/tmp/gcr-cache");
+    size_t n = strlen(base) + strlen(tail) + 1;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s%s", base, tail);
+    return p;
 }
 
 static void knobs_free(gcr_knobs *k)
@@ -110,13 +115,17 @@ static void knobs_free(gcr_knobs *k)
 static gcr_status knobs_resolve(gcr_ctx *ctx, const gcr_knobs *api)
 {
     gcr_knobs *k = &ctx->knobs;
-    k->log = api->log >= 0 ? api->log : 1; /* what a refusal below prints under, until GCR_LOG is read */
+    /* the log level first: it says whether a refusal below is printed, so GCR_LOG=2 prints those
+     * of the knobs before it in the table too (a GCR_LOG refused itself leaves the default 1 and is
+     * refused again, with the same message, in the loop below) */
+    for (int i = 0; i < N_INT_KNOBS; i++)
+        if (int_knobs[i].off == offsetof(gcr_knobs, log)) (void)knob_resolve(ctx, &int_knobs[i], k, api);
     gcr_status s = knobs_check(ctx, api, "ctx_create");
     for (int i = 0; i < N_INT_KNOBS && s == GCR_OK; i++) s = knob_resolve(ctx, &int_knobs[i], k, api);
     if (k->graph_cache < 1) k->graph_cache = 1;
     bool ok = env_str(&k->skip_fuse, "GCR_SKIP_FUSE", api->skip_fuse, NULL);
     ok = env_str(&k->dump, "GCR_DUMP", api->dump, NULL) && ok;
-    ok = env_str(&k->dump_dir, "GCR_DUMP_DIR", api->dump_dir, "gcr_dump") && ok;
+    ok = env_str(&k->dump_dir, "GCR_DUMP_DIR", api->dump_dir, DEFAULT_DUMP_DIR) && ok;
     ok = env_str(&k->profile, "GCR_PROFILE", api->profile, NULL) && ok;
     ok = env_str(&k->cache_dir, "GCR_CACHE_DIR", api->cache_dir, NULL) && ok;
     if (ok && !k->cache_dir) ok = (k->cache_dir = default_cache_dir()) != NULL;
@@ -202,6 +211,17 @@ gcr_status gcr_ctx_sync(gcr_ctx *ctx)
     return ctx->be->sync ? ctx->be->sync(ctx) : GCR_OK;
 }
 
+static char *default_dump_dir(void) { return strdup(DEFAULT_DUMP_DIR); }
+
+/* *out = the value a string knob set to v takes: a copy of v, or for "" what ctx_create takes for an
+ * empty variable, the default (dflt's copy; NULL: the knob is off), so that a set_knobs can turn
+ * GCR_PROFILE or GCR_DUMP off rather than write to the path ""; false when out of host memory */
+static bool str_value(char **out, const char *v, char *(*dflt)(void))
+{
+    *out = *v ? strdup(v) : dflt ? dflt() : NULL;
+    return *out || (!*v && !dflt);
+}
+
 gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
 {
     if (!ctx) return GCR_ERR_INVALID;
@@ -211,14 +231,19 @@ gcr_status gcr_ctx_set_knobs(gcr_ctx *ctx, const gcr_knobs *k)
     for (int i = 0; i < N_INT_KNOBS; i++)
         if (knob_of(k, &int_knobs[i]) != -1) *knob_at(c, &int_knobs[i]) = knob_of(k, &int_knobs[i]);
     if (c->graph_cache < 1) c->graph_cache = 1;
-#define SET_STR(f)                                                                                            \
-    if (k->f) {                                                                                               \
-        char *copy = strdup(k->f);                                                                            \
-        GCR_CHECK(ctx, copy, GCR_ERR_OOM, "ctx_set_knobs: out of host memory copying " #f " \"%s\"", k->f); \
+    /* a string equal to the one in force is kept, pointer and all: a caller's copy of
+     * *gcr_ctx_knobs() passed back (one field changed, set again and again) points at the ctx's own
+     * strings, which replacing them would free under it */
+#define SET_STR(f, dflt)                                                                                      \
+    if (k->f && k->f != c->f && (!c->f || strcmp(k->f, c->f))) {                                             \
+        char *copy;                                                                                           \
+        GCR_CHECK(ctx, str_value(&copy, k->f, dflt), GCR_ERR_OOM,                                             \
+                  "ctx_set_knobs: out of host memory copying " #f " \"%s\"", k->f);                           \
         free((char *)c->f);                                                                                   \
         c->f = copy;                                                                                          \
     }
-    SET_STR(skip_fuse); SET_STR(dump); SET_STR(dump_dir); SET_STR(profile); SET_STR(cache_dir);
+    SET_STR(skip_fuse, NULL); SET_STR(dump, NULL); SET_STR(dump_dir, default_dump_dir); SET_STR(profile, NULL);
+    SET_STR(cache_dir, default_cache_dir);
 #undef SET_STR
     return GCR_OK;
 }

@@ -473,6 +473,106 @@ static void test_ctx_create(void)
         gcr_ctx_destroy(c);
         c = NULL;
     }
+    /* GCR_LOG=2 from the environment prints the refusal of any other knob, also one that comes
+     * before it in the table (GCR_FUSION was refused while the log level was still the default 1) */
+    static const char *const before_log[][2] = {{"GCR_FUSION", "yes"}, {"GCR_GRAPH_CACHE", "-3"}, {"GCR_TF32", "on"}};
+    for (size_t i = 0; i < sizeof before_log / sizeof before_log[0]; i++) {
+        o = gcr_ctx_opts_default();
+        o.device = GCR_DEVICE_CPU;
+        setenv("GCR_LOG", "2", 1);
+        setenv(before_log[i][0], before_log[i][1], 1);
+        gcr_status st = create_logged(&c, &o, msg, sizeof msg);
+        unsetenv(before_log[i][0]);
+        unsetenv("GCR_LOG");
+        CHECK(st == GCR_ERR_INVALID && !c && strstr(msg, before_log[i][0]) && strstr(msg, before_log[i][1]),
+              "GCR_LOG=2 prints the refusal of %s=\"%s\": %s \"%s\"", before_log[i][0], before_log[i][1],
+              gcr_status_name(st), msg);
+        gcr_ctx_destroy(c);
+        c = NULL;
+    }
+    o = gcr_ctx_opts_default(); /* and an API knob out of range, checked before the others are read */
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.guards = 7;
+    setenv("GCR_LOG", "2", 1);
+    gcr_status st = create_logged(&c, &o, msg, sizeof msg);
+    unsetenv("GCR_LOG");
+    CHECK(st == GCR_ERR_INVALID && !c && strstr(msg, "knobs.guards 7"), "GCR_LOG=2 prints knobs.guards 7 refused: %s", msg);
+}
+
+/* the default cache_dir under a long XDG_CACHE_HOME is that directory's gcr/, not a prefix of it
+ * (a 1024-byte buffer cut it short, naming another directory) */
+static void test_long_cache_home(void)
+{
+    char *home = malloc(1200), *want = malloc(1300);
+    const char *saved = getenv("XDG_CACHE_HOME");
+    char *keep = saved ? strdup(saved) : NULL;
+    int n = snprintf(home, 1200, "/tmp/gcr_test_cache_%d/", (int)getpid());
+    while (n < 1100) home[n++] = 'c';
+    home[n] = 0;
+    snprintf(want, 1300, "%s/gcr", home);
+    setenv("XDG_CACHE_HOME", home, 1);
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.log = 0;
+    gcr_ctx *c = NULL;
+    if (CHECK(gcr_ctx_create(&c, &o) == GCR_OK, "ctx"))
+        CHECK(!strcmp(gcr_ctx_knobs(c)->cache_dir, want), "cache_dir is $XDG_CACHE_HOME/gcr (%zu characters), got %zu",
+              strlen(want), strlen(gcr_ctx_knobs(c)->cache_dir));
+    gcr_ctx_destroy(c);
+    if (keep) setenv("XDG_CACHE_HOME", keep, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    free(keep);
+    free(home);
+    free(want);
+}
+
+/* the knobs in force, copied, changed in one field and set again and again: the copy's strings are
+ * the ctx's own, which a set_knobs must not free under it (the second call read freed memory) */
+static void test_knobs_copy(void)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.log = 0;
+    o.knobs.dump_dir = "knobs_copy_dir";
+    gcr_ctx *c = NULL;
+    if (!CHECK(gcr_ctx_create(&c, &o) == GCR_OK, "ctx")) return;
+    gcr_knobs k = *gcr_ctx_knobs(c);
+    for (int i = 0; i < 3; i++) {
+        k.fusion = i & 1;
+        CHECK(gcr_ctx_set_knobs(c, &k) == GCR_OK, "set_knobs %d: %s", i, gcr_ctx_error(c));
+    }
+    CHECK(!strcmp(k.dump_dir, "knobs_copy_dir") && !strcmp(gcr_ctx_knobs(c)->dump_dir, "knobs_copy_dir") &&
+              gcr_ctx_knobs(c)->fusion == 0,
+          "knobs kept: dump_dir %s, fusion %d", gcr_ctx_knobs(c)->dump_dir, gcr_ctx_knobs(c)->fusion);
+    k.dump_dir = "another_dir"; /* a new value is still taken */
+    CHECK(gcr_ctx_set_knobs(c, &k) == GCR_OK && !strcmp(gcr_ctx_knobs(c)->dump_dir, "another_dir"), "dump_dir %s",
+          gcr_ctx_knobs(c)->dump_dir);
+    gcr_ctx_destroy(c);
+}
+
+/* a string knob set to "" takes its default, as an empty variable does at ctx_create: set_knobs can
+ * turn a profile or dumps off (they were taken as the path "", and each capture and graph printed
+ * that it could not write there) */
+static void test_knobs_empty(void)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.log = 0;
+    o.knobs.profile = "/nonexistent_gcr_dir/p.json";
+    o.knobs.dump = "all";
+    o.knobs.dump_dir = "/nonexistent_gcr_dir";
+    o.knobs.skip_fuse = "conv";
+    gcr_ctx *c = NULL;
+    if (!CHECK(gcr_ctx_create(&c, &o) == GCR_OK, "ctx")) return;
+    gcr_knobs k = gcr_ctx_opts_default().knobs;
+    k.profile = k.dump = k.dump_dir = k.skip_fuse = k.cache_dir = "";
+    CHECK(gcr_ctx_set_knobs(c, &k) == GCR_OK, "set_knobs: %s", gcr_ctx_error(c));
+    const gcr_knobs *in = gcr_ctx_knobs(c);
+    CHECK(!in->profile && !in->dump && !in->skip_fuse, "profile, dump and skip_fuse off: %s %s %s",
+          in->profile ? in->profile : "(null)", in->dump ? in->dump : "(null)", in->skip_fuse ? in->skip_fuse : "(null)");
+    CHECK(in->dump_dir && !strcmp(in->dump_dir, "gcr_dump"), "dump_dir default: %s", in->dump_dir ? in->dump_dir : "(null)");
+    CHECK(in->cache_dir && *in->cache_dir, "cache_dir default: %s", in->cache_dir ? in->cache_dir : "(null)");
+    gcr_ctx_destroy(c);
 }
 
 /* allocation failure: a huge tensor or op result gives OOM and NULL, and the ctx stays usable */
@@ -580,6 +680,9 @@ int main(void)
     RUN(test_messages);
     RUN(test_capture_twins);
     RUN(test_ctx_create);
+    RUN(test_long_cache_home);
+    RUN(test_knobs_copy);
+    RUN(test_knobs_empty);
     RUN(test_oom);
     RUN(test_other_ctx);
     RUN(test_sticky);

@@ -4,6 +4,7 @@
  * that fails leaves it as it was; a parameter that no longer fits the new input (a literal
  * reshape) fails loudly; a graph may have any number of inputs. */
 #include "capture_util.h"
+#include "../replay/graph.h" /* gcr_graph_settings */
 #include <cjson/cJSON.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -338,6 +339,38 @@ static void test_guards_off(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* GCR_DUMP's "source" reaches the executor (which writes a CUDA variant's program) whatever the case
+ * and spaces of its names, as the other dumps match them: "ALL" or " Source " dumped the CPU
+ * source but not the CUDA program, and "sources", a name that is no dump, turned it on */
+static void test_dump_source_setting(void)
+{
+    static const struct { const char *dump; int on; } cases[] = {
+        {"source", 1}, {"all", 1}, {"ALL", 1}, {" All ", 1}, {"trace, Source", 1}, {"sources", 0}, {"trace", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gcr_ctx_opts o = gcr_ctx_opts_default();
+        o.device = GCR_DEVICE_CPU;
+        o.knobs.log = 0;
+        o.knobs.dump = cases[i].dump;
+        o.knobs.dump_dir = "/nonexistent_gcr_dir/x"; /* nothing is written */
+        gcr_ctx *ctx = NULL;
+        if (!CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) continue;
+        gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
+        gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+        gcr_graph *g = NULL;
+        OK(ctx, gcr_capture_begin(ctx));
+        model(ctx, x, b);
+        OK(ctx, gcr_capture_end(ctx, &g));
+        if (CHECK(g, "graph")) {
+            gcr_exec_settings set = gcr_graph_settings(g);
+            CHECK(!set.dump_dir == !cases[i].on, "dump \"%s\": source dump %s", cases[i].dump,
+                  set.dump_dir ? "on" : "off");
+        }
+        gcr_graph_destroy(g);
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 /* GCR_DUMP / GCR_PROFILE through the knobs: files appear with the expected content */
 static void test_dumps_profile(void)
 {
@@ -641,6 +674,7 @@ static void all(void)
     RUN(test_slice_to_end);
     RUN(test_guards_off);
     RUN(test_dumps_profile);
+    RUN(test_dump_source_setting);
     RUN(test_many_inputs);
     RUN(test_empty_anchor);
     RUN(test_reduce_scratch_after_capture);
