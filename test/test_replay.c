@@ -339,6 +339,18 @@ static void test_guards_off(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* model captured on ctx over random x [2,3,4,5] and b [5]: its graph, NULL when the capture failed */
+static gcr_graph *capture_model(gcr_ctx *ctx)
+{
+    gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
+    gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    model(ctx, x, b);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    return g;
+}
+
 /* GCR_DUMP's "source" reaches the executor (which writes a CUDA variant's program) whatever the case
  * and spaces of its names, as the other dumps match them: "ALL" or " Source " dumped the CPU
  * source but not the CUDA program, and "sources", a name that is no dump, turned it on */
@@ -355,12 +367,7 @@ static void test_dump_source_setting(void)
         o.knobs.dump_dir = "/nonexistent_gcr_dir/x"; /* nothing is written */
         gcr_ctx *ctx = NULL;
         if (!CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) continue;
-        gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
-        gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
-        gcr_graph *g = NULL;
-        OK(ctx, gcr_capture_begin(ctx));
-        model(ctx, x, b);
-        OK(ctx, gcr_capture_end(ctx, &g));
+        gcr_graph *g = capture_model(ctx);
         if (CHECK(g, "graph")) {
             gcr_exec_settings set = gcr_graph_settings(g);
             CHECK(!set.dump_dir == !cases[i].on, "dump \"%s\": source dump %s", cases[i].dump,
@@ -385,13 +392,8 @@ static void test_dumps_profile(void)
     o.knobs.log = 0;
     gcr_ctx *ctx = NULL;
     if (!CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "ctx")) return;
-    gcr_tensor *x = rand_t(ctx, GCR_F32, 4, (int64_t[]){2, 3, 4, 5}, GCR_NCHW);
-    gcr_tensor *b = rand_t(ctx, GCR_F32, 1, (int64_t[]){5}, GCR_NCHW);
-    gcr_graph *g = NULL;
-    OK(ctx, gcr_capture_begin(ctx));
-    model(ctx, x, b);
-    OK(ctx, gcr_capture_end(ctx, &g));
-    for (int i = 0; i < 3; i++) OK(ctx, gcr_graph_replay(g));
+    gcr_graph *g = capture_model(ctx);
+    for (int i = 0; g && i < 3; i++) OK(ctx, gcr_graph_replay(g));
     int kernels = cu_kernels(g);
     gcr_graph_destroy(g);
     static const struct { const char *suffix, *needle; } want[] = {
