@@ -44,6 +44,7 @@ struct gcr_region {
     gcr_ctx *ctx;
     gcr_lru entries;      /* the cache, most recently run first */
     gcr_rentry *cur;      /* checked against now / last run */
+    gcr_rentry *ran;      /* run last (a failed pass puts cur back to it), or NULL */
     gcr_rentry *bound;    /* whose outputs hold data (the one run last), or NULL */
     gcr_ir *open;         /* trace being recorded (capture mode) */
     int prefix_values;    /* values of `open` copied from an earlier trace */
@@ -147,6 +148,7 @@ static void evict(gcr_region *r, const gcr_rentry *keep)
         gcr_rentry *w = ENTRY(old);
         gcr_lru_remove(&r->entries, old);
         if (r->cur == w) r->cur = NULL;
+        if (r->ran == w) r->ran = NULL;
         if (r->bound == w) unbind_all(r, NULL);
         gcr_info(r->ctx, "region %s: evicting its least recently used graph (cap %d)", r->name, cap);
         entry_free(w);
@@ -201,7 +203,7 @@ static void collect(gcr_region *r)
 static gcr_status run_entry(gcr_region *r, gcr_rentry *w)
 {
     gcr_lru_touch(&r->entries, &w->lru);
-    r->cur = w;
+    r->cur = r->ran = w;
     if (w->graph) return gcr_graph_replay(w->graph); /* which reports to gcr_region_graph_ran */
     gcr_status s = gcr_ir_interpret(r->ctx, w->trace, NULL);
     if (s == GCR_OK) now_bound(r, w);
@@ -377,8 +379,14 @@ int gcr_region_begin(gcr_ctx *ctx, const char *name)
         return 0;
     }
     if (ctx->mode != GCR_MODE_EAGER) {
-        gcr_set_error(ctx, GCR_ERR_CAPTURE, "region %s: begins inside a capture or another region (they do not nest)",
-                      name);
+        const gcr_region *open = region_now(ctx);
+        if (open)
+            gcr_set_error(ctx, GCR_ERR_CAPTURE,
+                          "region %s: begins while the body of region %s is open (regions do not nest; a break, "
+                          "return or goto out of a body leaves it open until gcr_region_end)",
+                          name, open->name);
+        else
+            gcr_set_error(ctx, GCR_ERR_CAPTURE, "region %s: begins inside a capture (they do not nest)", name);
         return 0;
     }
     gcr_capstate *cs = gcr_capstate_get(ctx);
@@ -445,16 +453,18 @@ static gcr_status finish_capture(gcr_region *r)
     adopt_handles(r, tr);
     r->open = NULL;
     gcr_lru_add(&r->entries, &w->lru);
-    r->cur = w;
+    r->cur = r->ran = w;
     now_bound(r, w);
     evict(r, w);
     collect(r);
     return GCR_OK;
 }
 
-/* The pass failed (status s): its trace is dropped, and no result of the region holds data. */
+/* The pass failed (status s): its trace is dropped, and no result of the region holds data. The
+ * entry it had switched to while checking did not run: the one run last is current again. */
 static void fail_pass(gcr_region *r, gcr_status s)
 {
+    r->cur = r->ran;
     if (r->open) {
         adopt_handles(r, r->open);
         gcr_ir_free(r->open);

@@ -341,6 +341,58 @@ static void test_failed_op(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* A pass that switches to another cached entry (its ops match that entry's prefix) and then fails
+ * ran nothing: gcr_region_graph still gives the graph that ran last, not the one the pass had
+ * switched to (it gave the other branch's graph, which knobs.guards 0 then replayed). */
+static void test_failed_pass_graph(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    float a[3] = {1, 2, 3}, b[2] = {1, 2};
+    gcr_tensor *x = vec(ctx, a, 3), *bad = vec(ctx, b, 2);
+    for (int pass = 0; pass < 3; pass++)
+        GCR_REGION(ctx, "switch") { gcr_tensor *r = gcr_relu(ctx, x); (pass % 2) ? gcr_exp(ctx, r) : gcr_neg(ctx, r); }
+    OK(ctx, gcr_ctx_status(ctx));
+    gcr_graph *last = gcr_region_graph(ctx, "switch"); /* the neg branch's */
+    GCR_REGION(ctx, "switch")
+    {
+        gcr_tensor *y = gcr_exp(ctx, gcr_relu(ctx, x)); /* the exp branch's entry, then a failure */
+        gcr_add(ctx, y, bad);
+    }
+    CHECK(gcr_ctx_status(ctx) == GCR_ERR_SHAPE, "the pass fails: %s", gcr_status_name(gcr_ctx_status(ctx)));
+    gcr_ctx_clear_error(ctx);
+    CHECK(gcr_region_graph(ctx, "switch") == last, "the failed pass ran nothing: the graph last run stays");
+    gcr_ctx_destroy(ctx);
+}
+
+/* A break out of a body leaves its region open (documented): the next gcr_region_begin is refused
+ * with a message naming the open region and how to close it (it said "inside a capture or another
+ * region", for the same region); gcr_region_end then ends the pass and the loop goes on. */
+static void test_break_left_open(void)
+{
+    gcr_ctx *ctx = cu_ctx(1, 8, 1);
+    float a[3] = {1, 2, 3}, got[3];
+    gcr_tensor *x = vec(ctx, a, 3), *y = NULL;
+    for (int pass = 0; pass < 4; pass++) {
+        GCR_REGION(ctx, "left open")
+        {
+            y = gcr_add_scalar(ctx, x, 1);
+            if (pass == 1) break;
+        }
+        if (pass == 2) {
+            CHECK(gcr_ctx_status(ctx) == GCR_ERR_CAPTURE && strstr(gcr_ctx_error(ctx), "region left open is open") &&
+                      strstr(gcr_ctx_error(ctx), "gcr_region_end"),
+                  "the refusal names the open region: %s", gcr_ctx_error(ctx));
+            gcr_region_end(ctx);
+            gcr_ctx_clear_error(ctx);
+            continue;
+        }
+        if (pass == 1) continue;
+        OK(ctx, read_n(y, got, 3));
+        CHECK(got[0] == 2 && got[2] == 4, "pass %d: %g %g", pass, got[0], got[2]);
+    }
+    gcr_ctx_destroy(ctx);
+}
+
 /* A region's graph is borrowed: gcr_graph_destroy on it is refused with a message and the region
  * goes on replaying it (it freed the graph and crashed at the region's next eviction or at
  * gcr_ctx_destroy before). */
@@ -378,6 +430,8 @@ static void all(void)
     RUN(test_bounded);
     RUN(test_failed_build);
     RUN(test_failed_op);
+    RUN(test_failed_pass_graph);
+    RUN(test_break_left_open);
     RUN(test_destroy_region_graph);
 }
 
