@@ -550,6 +550,52 @@ static void test_long_rows(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* NaN propagates through relu, clamp (relu6, hardsigmoid), maximum and minimum, as in PyTorch and
+ * as gcr_max and max_pool2d do, eagerly and in a fused capture; infinities still clamp */
+static void test_nan_propagates(void)
+{
+    for (int di = 0; di < NFLOATS; di++)
+        for (int cap = 0; cap < 2; cap++) {
+            gcr_dtype dt = FLOATS[di];
+            gcr_ctx_opts o = gcr_ctx_opts_default();
+            o.device = GCR_DEVICE_CPU;
+            o.knobs.single_node = 1; /* a lone op of the capture runs as a fused group too */
+            gcr_ctx *ctx = NULL;
+            if (!CHECK_OK(ctx, gcr_ctx_create(&ctx, &o))) return;
+            float hx[4] = {NAN, 1.0f, INFINITY, -INFINITY}, hy[4] = {1.0f, NAN, 0.0f, 0.0f};
+            int64_t s[] = {4};
+            gcr_tensor *x = h_view(ctx, dt, 1, s, 0, hx), *y = h_view(ctx, dt, 1, s, 0, hy);
+            if (cap) CHECK_OK(ctx, gcr_capture_begin(ctx));
+            gcr_tensor *r[8] = {gcr_relu(ctx, x), gcr_clamp(ctx, x, 0, 6), gcr_relu6(ctx, x), gcr_hardsigmoid(ctx, x),
+                                gcr_maximum(ctx, x, y), gcr_minimum(ctx, x, y), gcr_maximum_scalar(ctx, x, 0),
+                                gcr_minimum_scalar(ctx, x, 0)};
+            /* nan, 1, inf, -inf against y = 1, nan, 0, 0 (scalar 0 for the last two) */
+            const float want[8][4] = {{NAN, 1, INFINITY, 0}, {NAN, 1, 6, 0}, {NAN, 1, 6, 0}, {NAN, 4.0f / 6, 1, 0},
+                                      {NAN, NAN, INFINITY, 0}, {NAN, NAN, 0, -INFINITY}, {NAN, 1, INFINITY, 0},
+                                      {NAN, 0, 0, -INFINITY}};
+            const char *names[8] = {"relu", "clamp", "relu6", "hardsigmoid", "maximum", "minimum", "maximum_scalar",
+                                    "minimum_scalar"};
+            gcr_graph *g = NULL;
+            if (cap) {
+                for (int k = 0; k < 8; k++) gcr_graph_output(ctx, r[k]);
+                CHECK_OK(ctx, gcr_capture_end(ctx, &g));
+            }
+            for (int k = 0; k < 8; k++) {
+                if (!CHECK(r[k], "%s: %s", names[k], gcr_ctx_error(ctx))) continue;
+                float *got = h_read(r[k]);
+                for (int i = 0; got && i < 4; i++) {
+                    float w = rnd(dt, want[k][i]);
+                    CHECK(isnan(w) ? isnan(got[i]) : fabsf(got[i] - w) <= 1e-3f || got[i] == w,
+                          "%s %s (%s): element %d is %g, expected %g", names[k], gcr_dtype_name(dt),
+                          cap ? "captured" : "eager", i, got[i], w);
+                }
+                free(got);
+            }
+            gcr_graph_destroy(g);
+            gcr_ctx_destroy(ctx);
+        }
+}
+
 int main(void)
 {
     RUN(test_layouts_are_strided);
@@ -562,5 +608,6 @@ int main(void)
     RUN(test_softmax);
     RUN(test_cast);
     RUN(test_long_rows);
+    RUN(test_nan_propagates);
     return h_finish();
 }
