@@ -2,7 +2,6 @@
  * before each run (inputs may move between replays), the settings its executor runs with, and the
  * output handles pointed at the variant's buffers after a run. */
 #include "graph.h"
-#include "../lib/text.h"
 #include <stdlib.h>
 
 static void prof_sink(void *g, const char *name, double ts_us, double dur_us) { gcr_prof_add(g, name, ts_us, dur_us); }
@@ -10,8 +9,8 @@ static void prof_sink(void *g, const char *name, double ts_us, double dur_us) { 
 gcr_exec_settings gcr_graph_settings(gcr_graph *g)
 {
     const gcr_knobs *k = &g->ctx->knobs;
-    /* the list matcher of dump.c's own files: "ALL" or " Source " turn it on, "sources" does not */
-    bool source = k->dump_dir && (gcr_list_has(k->dump, "source") || gcr_list_has(k->dump, "all"));
+    /* as dump.c's own files: "ALL" or " Source " turn it on, "sources" does not */
+    bool source = k->dump_dir && gcr_dump_wants(k->dump, "source");
     return (gcr_exec_settings){.tf32 = g->tf32, .graphs = k->graphs != 0, .prof = k->profile ? prof_sink : NULL,
                                .prof_user = g, .dump_dir = source ? k->dump_dir : NULL};
 }

@@ -13,10 +13,9 @@
 
 static atomic_ulong dumped; /* variants dumped in the process */
 
-/* whether the comma list knobs.dump names what, or all (case and spaces around a name ignored) */
-static bool want(const gcr_ctx *ctx, const char *what)
+bool gcr_dump_wants(const char *dump, const char *what)
 {
-    return gcr_list_has(ctx->knobs.dump, what) || gcr_list_has(ctx->knobs.dump, "all");
+    return gcr_list_has(dump, what) || gcr_list_has(dump, "all");
 }
 
 static void write_file(gcr_ctx *ctx, const char *dir, const char *stem, const char *suffix, const char *text)
@@ -51,21 +50,21 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v)
     }
     char stem[64];
     snprintf(stem, sizeof stem, "g%lu_v%d", atomic_fetch_add(&dumped, 1) + 1, g->stats.variants);
-    if (want(ctx, "trace")) {
+    if (gcr_dump_wants(ctx->knobs.dump, "trace")) {
         char *t = describe(g->trace), *d = gcr_ir_dot(g->trace, false);
         write_file(ctx, dir, stem, "trace.txt", t);
         write_file(ctx, dir, stem, "trace.dot", d);
         free(t);
         free(d);
     }
-    if (want(ctx, "fused")) {
+    if (gcr_dump_wants(ctx->knobs.dump, "fused")) {
         char *t = describe(v->ir), *d = gcr_ir_dot(v->ir, true);
         write_file(ctx, dir, stem, "fused.txt", t);
         write_file(ctx, dir, stem, "fused.dot", d);
         free(t);
         free(d);
     }
-    if (want(ctx, "source")) {
+    if (gcr_dump_wants(ctx->knobs.dump, "source")) {
         size_t cap = 1, len = 0;
         char *all = calloc(1, 1);
         for (int k = 0; k < v->ir->n_kernels && all; k++) {
@@ -87,7 +86,7 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v)
         write_file(ctx, dir, stem, "source.c", all);
         free(all);
     }
-    if (want(ctx, "plan")) {
+    if (gcr_dump_wants(ctx->knobs.dump, "plan")) {
         size_t n = 256 + (size_t)v->ir->n_values * 128;
         char *s = malloc(n);
         if (s) {

@@ -138,6 +138,9 @@ gcr_status gcr_graph_stage_eager(gcr_graph *g, bool in);
 void gcr_graph_staging_free(gcr_graph *g);
 /* Dumps (knobs.dump) of a variant: trace/fused text and dot, source, plan. */
 void gcr_dump_variant(gcr_graph *g, gcr_variant *v);
+/* whether the comma list dump (knobs.dump) names the dump what, or all (case and spaces around a
+ * name ignored) */
+bool gcr_dump_wants(const char *dump, const char *what);
 
 /* The recorder's state on ctx->rec_state (replay/capture.c): the open explicit trace, the ctx's
  * explicit graphs and its regions. */
