@@ -12,7 +12,10 @@ gcr_ir *gcr_ir_new(gcr_ctx *ctx, void *owner)
     }
     ir->ctx = ctx;
     ir->owner = owner ? owner : ir;
-    if (ctx->be) ir->budget = ctx->be->operands;
+    if (ctx->be) {
+        ir->budget = ctx->be->operands;
+        ir->convconv = ctx->be->convconv;
+    }
     return ir;
 }
 
@@ -91,6 +94,7 @@ gcr_ir *gcr_ir_copy(const gcr_ir *src)
     ir->n_nodes = ir->cap_nodes = src->n_nodes;
     ir->n_inputs = src->n_inputs;
     ir->budget = src->budget;
+    ir->convconv = src->convconv;
     gcr_ir_pin_exts(ir, 0, ir->n_values, true); /* the copy reads them too */
     return ir;
 }

@@ -56,16 +56,20 @@ typedef enum gcr_fuse_how {
     GCR_FUSE_EPILOGUE,   /* producer anchor -> consumer's pointwise group runs in its store */
     GCR_FUSE_PROLOGUE,   /* producer's pointwise group -> runs in consumer anchor's load */
     GCR_FUSE_HORIZONTAL, /* siblings: both read a common value over the same space */
+    GCR_FUSE_CONVCONV,   /* depthwise conv a's group -> 1x1 conv b's input 0, inside b's kernel */
 } gcr_fuse_how;
 
 /* THE fusion legality rule: may the groups of nodes a and b (a's output feeds b, except for
  * HORIZONTAL) become one kernel? Checks kinds and knobs, single consumer for anchor edges, graph
- * outputs, iteration spaces, view aliasing, at most one anchor per kernel, prologue shape, the
+ * outputs, iteration spaces, view aliasing, one anchor per kernel (two only as CONVCONV's pair,
+ * within the backend's gcr_convconv_caps), prologue shape, the
  * operand budget (ir->budget: the merged kernel's data pointers, counted as codegen passes
  * them), and that the merged group would not form a cycle with nodes outside it. */
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how);
 /* true when the last gcr_fuse_legal said no because the merged kernel would pass the budget */
 bool gcr_fuse_over_budget(const gcr_ir *ir);
+/* The anchor of node n's group (for a conv->conv pair, the second conv), or -1. */
+int gcr_fuse_anchor(gcr_ir *ir, int n);
 /* Merges the groups of a and b (after gcr_fuse_legal said yes). */
 void gcr_fuse_merge(gcr_ir *ir, int a, int b);
 /* Proposals shared by the epilogue/prologue/reduction passes: merge the pointwise group reading
@@ -79,6 +83,7 @@ gcr_status gcr_pass_pointwise(gcr_ir *ir);   /* connected pointwise ops over one
 gcr_status gcr_pass_epilogue(gcr_ir *ir);    /* pointwise tails into conv/linear/matmul stores */
 gcr_status gcr_pass_prologue(gcr_ir *ir);    /* pointwise producers into conv/matmul loads */
 gcr_status gcr_pass_reduction(gcr_ir *ir);   /* producers/consumers into reductions and pools */
+gcr_status gcr_pass_convconv(gcr_ir *ir);    /* a depthwise conv's group into the 1x1 conv reading it */
 gcr_status gcr_pass_horizontal(gcr_ir *ir);  /* sibling groups on a shared input (knob) */
 /* link + all passes (as the knobs say) + gcr_ir_build_kernels + gcr_pass_chain + gcr_plan (optimize.c) */
 gcr_status gcr_ir_optimize(gcr_ir *ir);

@@ -173,10 +173,12 @@ static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, scratch *sc)
     gcr_status s = GCR_OK;
     int acc = A >= 0 ? ir->nodes[A].out : -1;
     K->acc_value = acc;
+    /* a conv->conv pair's first conv feeds slot 0: its result is that prologue's E_ACC */
+    int inner_acc = K->inner >= 0 ? ir->nodes[K->inner].out : -1;
     /* prologues */
     for (int j = 0; A >= 0 && j < GCR_MAX_ANCHOR_IN && s == GCR_OK; j++) {
         int any = 0;
-        for (int i = 0; i < K->n_nodes; i++) any |= slot[K->nodes[i]] == j;
+        for (int i = 0; i < K->n_nodes; i++) any |= slot[K->nodes[i]] == j && K->nodes[i] != K->inner;
         if (!any) continue;
         gcr_group *g = calloc(1, sizeof *g);
         if (!g) {
@@ -188,7 +190,8 @@ static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, scratch *sc)
         g->space = ir->values[u].m;
         builder b = builder_new(ir, g, expr_of, sc->load_of);
         for (int i = 0; i < K->n_nodes && s == GCR_OK; i++)
-            if (slot[K->nodes[i]] == j && add_node_expr(&b, K->nodes[i], -1) < 0) s = GCR_ERR_OOM;
+            if (slot[K->nodes[i]] == j && K->nodes[i] != K->inner && add_node_expr(&b, K->nodes[i], j ? -1 : inner_acc) < 0)
+                s = GCR_ERR_OOM;
         if (s == GCR_OK && push_out(&b, u, expr_of[u]) < 0) s = GCR_ERR_OOM;
         builder_done(&b);
     }
@@ -229,10 +232,11 @@ static gcr_status build_fused(gcr_ir *ir, gcr_kernel *K, scratch *sc)
 static void kernel_name(gcr_ir *ir, gcr_kernel *K, int index)
 {
     size_t k = (size_t)snprintf(K->name, sizeof K->name, "k%d_", index);
-    /* the anchor first, then the pointwise ops in order */
-    if (K->anchor >= 0 && k < sizeof K->name) k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s", gcr_op_table[ir->nodes[K->anchor].op].name);
+    /* the anchor first, then the pointwise ops in order; a conv->conv pair in trace order */
+    const bool first = K->anchor >= 0 && K->inner < 0;
+    if (first && k < sizeof K->name) k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s", gcr_op_table[ir->nodes[K->anchor].op].name);
     for (int i = 0; i < K->n_nodes && k < sizeof K->name; i++) {
-        if (K->nodes[i] == K->anchor) continue;
+        if (first && K->nodes[i] == K->anchor) continue;
         k += (size_t)snprintf(K->name + k, sizeof K->name - k, "%s%s", k > 0 && K->name[k - 1] != '_' ? "+" : "",
                               gcr_op_table[ir->nodes[K->nodes[i]].op].name);
     }
@@ -316,12 +320,15 @@ static gcr_status order_kernels(gcr_ir *ir, int *kof, int nk, const int *count, 
         if (kof[i] < 0) continue;
         gcr_kernel *K = &ks[kof[i]];
         if (!K->nodes) {
-            K->anchor = -1;
+            K->anchor = K->inner = -1;
             if (!(K->nodes = malloc(sizeof(int) * (size_t)count[gcr_group_find(ir, i)]))) s = GCR_ERR_OOM;
             if (s != GCR_OK) break;
         }
         K->nodes[K->n_nodes++] = i;
-        if (gcr_op_is_anchor(ir->nodes[i].op)) K->anchor = i;
+        if (gcr_op_is_anchor(ir->nodes[i].op)) { /* members in trace order: a conv->conv pair's second is the anchor */
+            K->inner = K->anchor;
+            K->anchor = i;
+        }
         const gcr_node *nd = &ir->nodes[i];
         for (int k = 0; k < nd->n_in; k++) {
             int p = nd->in[k] < 0 ? -1 : bytes_producer(ir, nd->in[k]);
@@ -409,6 +416,7 @@ gcr_status gcr_ir_build_kernels(gcr_ir *ir)
         if (lone && !(pw && ir->ctx->knobs.single_node && ir->ctx->knobs.fusion && gcr_fuse_enabled(ir, first))) {
             K->type = GCR_K_EAGER;
             K->anchor = first;
+            K->inner = -1;
             K->acc_value = -1;
             ir->values[ir->nodes[first].out].written = 1;
         } else {

@@ -402,18 +402,47 @@ static int anchored_ops(const gcr_ir *ir, int ra, int rp)
 }
 
 /* would groups ra and rb as one kernel stay within the budget? (a reduction makes a kernel of
- * its own; conv, matmul and pool kernels take the prologue's and epilogue's operands as extras) */
+ * its own; conv, matmul and pool kernels take the prologue's and epilogue's operands as extras;
+ * a conv->conv pair takes both groups' extras) */
 static bool within_budget(gcr_ir *ir, int ra, int rb)
 {
     gcr_fuse *f = ir->fuse;
     if (!f->ops) return true;
     if (!f->anchors[ra] && !f->anchors[rb]) return ir->budget.own <= 0 || pointwise_ops(ir, ra, rb) <= ir->budget.own;
+    if (f->anchors[ra] && f->anchors[rb]) return ir->budget.hooked <= 0 || f->ops[ra] + f->ops[rb] <= ir->budget.hooked;
     int a = f->anchors[ra] ? ra : rb;
     int max = gcr_kind_of(ir->nodes[f->anchor[a]].op)->role == GCR_ROLE_OWN ? ir->budget.own : ir->budget.hooked;
     return max <= 0 || anchored_ops(ir, a, a == ra ? rb : ra) <= max;
 }
 
 bool gcr_fuse_over_budget(const gcr_ir *ir) { return ir->fuse && ir->fuse->over; }
+
+int gcr_fuse_anchor(gcr_ir *ir, int n) { return ir->fuse ? ir->fuse->anchor[gcr_group_find(ir, n)] : -1; }
+
+/* The conv->conv pair: a a depthwise conv (one input channel per group, as many outputs as
+ * inputs), b a 1x1 stride-1 unpadded ungrouped conv, within what the backend runs as one kernel
+ * (ir->convconv): their dtypes one of its, channels-last where it needs it, channel counts. */
+static bool convconv_shapes(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
+{
+    if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[1] < 0) return false;
+    const gcr_meta *x = &ir->values[na->in[0]].m, *wd = &ir->values[na->in[1]].m;
+    const gcr_meta *wp = &ir->values[nb->in[1]].m, *y = &ir->values[nb->out].m, *u = &ir->values[nb->in[0]].m;
+    const gcr_conv2d_params *pa = &na->p.conv, *pb = &nb->p.conv;
+    int64_t C = x->shape[1];
+    if (pa->groups != C || wd->shape[0] != C || wd->shape[1] != 1) return false;
+    if (wp->shape[2] != 1 || wp->shape[3] != 1 || pb->groups != 1 || pb->stride[0] != 1 || pb->stride[1] != 1 ||
+        pb->padding[0] != 0 || pb->padding[1] != 0)
+        return false;
+    const gcr_convconv_caps *cc = &ir->convconv;
+    gcr_dtype dt = x->dtype;
+    if (!(cc->dtypes >> dt & 1u) || wd->dtype != dt || wp->dtype != dt || u->dtype != dt || y->dtype != dt) return false;
+    if ((na->n_in > 2 && na->in[2] >= 0 && ir->values[na->in[2]].m.dtype != dt) ||
+        (nb->n_in > 2 && nb->in[2] >= 0 && ir->values[nb->in[2]].m.dtype != dt))
+        return false; /* the biases */
+    if (cc->channels_last && ((C > 1 && x->strides[1] != 1) || (y->shape[1] > 1 && y->strides[1] != 1))) return false;
+    if (cc->c_align > 1 && C % cc->c_align != 0) return false;
+    return cc->max_out <= 0 || y->shape[1] <= cc->max_out;
+}
 
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
 {
@@ -457,6 +486,18 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
         if (f->n_out[ra] != 0 || f->ext[ra] != 1) return false;
         if (!group_space_is(ir, ra, &va->m)) return false;
         break;
+    case GCR_FUSE_CONVCONV: {
+        /* a's group (the depthwise conv, its epilogue, no prologue) computes only u, which 1x1
+         * conv b alone reads, at input 0; b's group holds b and at most its epilogue */
+        if (f->anchors[ra] != 1 || f->anchor[ra] != a || f->anchors[rb] != 1 || f->anchor[rb] != b) return false;
+        if (!convconv_shapes(ir, na, nb)) return false;
+        int u = nb->in[0], pu = ir->values[u].producer, px = ir->values[na->in[0]].producer;
+        if (pu < 0 || gcr_group_find(ir, pu) != ra || (px >= 0 && gcr_group_find(ir, px) == ra)) return false;
+        if (nb->in[1] == u || (nb->n_in > 2 && nb->in[2] == u)) return false;
+        if (ir->values[u].out_index >= 0 || ir->values[u].n_cons != 1) return false;
+        if (f->n_out[ra] != 0 || f->ext[ra] != 1) return false;
+        break;
+    }
     default: return false;
     }
     if (!within_budget(ir, ra, rb)) {
@@ -532,7 +573,9 @@ static void budget_merge(gcr_ir *ir, int ra, int rb, int root)
     gcr_fuse *f = ir->fuse;
     if (!f->ops) return;
     int ops, *l = NULL;
-    if (f->anchors[ra] || f->anchors[rb]) {
+    if (f->anchors[ra] && f->anchors[rb]) {
+        ops = f->ops[ra] + f->ops[rb];
+    } else if (f->anchors[ra] || f->anchors[rb]) {
         int a = f->anchors[ra] ? ra : rb;
         ops = anchored_ops(ir, a, a == ra ? rb : ra);
     } else if (f->lst[ra] && f->lst[rb] &&
@@ -570,8 +613,10 @@ void gcr_fuse_merge(gcr_ir *ir, int a, int b)
         gcr_info(ir->ctx, "fuse: merge of groups %d and %d refused (it would form a cycle)", ra, rb);
         return;
     }
-    /* the smaller id stays root so a group's root is its first node */
+    /* the smaller id stays root so a group's root is its first node; of two anchors (a conv->conv
+     * pair) the later one, which the other's result feeds, is the kernel's */
     int root = ra < rb ? ra : rb, other = root == ra ? rb : ra;
+    int anchor = f->anchors[y] ? f->anchor[y] : f->anchor[x];
     int small = f->size[ra] <= f->size[rb] ? ra : rb;
     int cross = cross_entries(ir, small, small == ra ? rb : ra);
     budget_merge(ir, ra, rb, root);
@@ -581,7 +626,7 @@ void gcr_fuse_merge(gcr_ir *ir, int a, int b)
     f->next[f->tail[root]] = other;
     f->tail[root] = f->tail[other];
     f->size[root] += f->size[other];
-    if (f->anchors[other]) f->anchor[root] = f->anchor[other];
+    f->anchor[root] = anchor;
     f->anchors[root] += f->anchors[other];
     f->uniform[root] = f->uniform[root] && f->uniform[other] &&
                        gcr_meta_same_shape(&ir->values[ir->nodes[f->rep[root]].out].m,

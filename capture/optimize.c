@@ -13,6 +13,7 @@ gcr_status gcr_ir_optimize(gcr_ir *ir)
         GCR_TRY(gcr_pass_pointwise(ir));
         GCR_TRY(gcr_pass_epilogue(ir));
         GCR_TRY(gcr_pass_prologue(ir));
+        GCR_TRY(gcr_pass_convconv(ir));
         GCR_TRY(gcr_pass_reduction(ir));
         GCR_TRY(gcr_pass_horizontal(ir));
         gcr_fuse_end(ir);

@@ -74,6 +74,7 @@ size_t gcr_ir_describe(const gcr_ir *ir, char *buf, size_t n)
             gcr_text_put(&b, "  %s %s nodes:", K->type == GCR_K_EAGER ? "eager" : "fused", K->name);
             for (int i = 0; i < K->n_nodes; i++) gcr_text_put(&b, " n%d", K->nodes[i]);
             if (K->type == GCR_K_FUSED) {
+                if (K->inner >= 0) gcr_text_put(&b, " | conv->conv: n%d inside", K->inner);
                 for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
                     if (K->pro[j]) gcr_text_put(&b, " | prologue[%d] %d exprs", j, K->pro[j]->n_expr);
                 gcr_text_put(&b, " | %d exprs, writes", K->epi.n_expr);

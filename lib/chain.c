@@ -84,7 +84,7 @@ static bool dense_step(const gcr_ir *ir, const gcr_node *A, int prev_root, gcr_c
 bool gcr_chain_step_of(const gcr_ir *ir, int k, int prev_root, gcr_chain_step *st)
 {
     const gcr_kernel *K = &ir->kernels[k];
-    if (K->anchor < 0 || (K->type != GCR_K_EAGER && K->type != GCR_K_FUSED)) return false;
+    if (K->anchor < 0 || K->inner >= 0 || (K->type != GCR_K_EAGER && K->type != GCR_K_FUSED)) return false;
     const gcr_node *A = &ir->nodes[K->anchor];
     st->kernel = k;
     st->out = written(ir, K);

@@ -269,6 +269,17 @@ typedef struct gcr_operand_budget {
     int own, hooked;
 } gcr_operand_budget;
 
+/* The conv->conv groups (capture/pass_convconv.c: a depthwise conv whose result, through its own
+ * epilogue, only a 1x1 conv reads) a backend's executor runs as one kernel. dtypes: a bit per
+ * gcr_dtype (0: the pass fuses nothing); channels_last: the depthwise conv's input and the 1x1
+ * conv's result must have channel stride 1; c_align: the depthwise conv's channels a multiple of
+ * it; max_out: the 1x1 conv's output channels at most (0: any). */
+typedef struct gcr_convconv_caps {
+    unsigned dtypes;
+    bool channels_last;
+    int c_align, max_out;
+} gcr_convconv_caps;
+
 typedef struct gcr_backend {
     const char *name;
     gcr_device device;
@@ -292,6 +303,8 @@ typedef struct gcr_backend {
     gcr_status (*check)(const gcr_call *c, const gcr_meta *out, char *err, size_t errn);
     /* what one kernel of this backend's executor takes: capture IRs carry it to the passes */
     gcr_operand_budget operands;
+    /* the conv->conv groups its executor runs as one kernel: capture IRs carry it to the passes */
+    gcr_convconv_caps convconv;
     /* runs a planned IR's launch list (lib/exec.h); NULL: the generic executor */
     const struct gcr_executor *executor;
 } gcr_backend;

@@ -123,6 +123,10 @@ typedef struct gcr_kernel {
     /* FUSED: the anchor node (CONV2D/LINEAR/MATMUL/REDUCE/POOL), or -1 for a pointwise-only
      * kernel. EAGER: its one node, of any kind, as in nodes[0] (which the executors run). */
     int anchor;
+    /* FUSED conv->conv (capture/pass_convconv.c): the depthwise conv whose result, through pro[0],
+     * is the anchor's input 0, computed inside the kernel and never stored; -1 for none. pro[0]
+     * then reads that result as E_ACC; without pro[0] the anchor reads it as is. */
+    int inner;
     /* FUSED: prologue per anchor input slot (NULL: read the input value as is). Its space is the
      * input's shape; its single out names the (unmaterialised) input value. */
     gcr_group *pro[GCR_MAX_ANCHOR_IN];
@@ -167,6 +171,7 @@ typedef struct gcr_ir {
     gcr_status failed;    /* trace: first recording error (the capture then fails) */
     struct gcr_fuse *fuse; /* fusion passes: per-group facts (legal.c), NULL outside them */
     gcr_operand_budget budget; /* operands one kernel may take (the ctx's backend's; copied) */
+    gcr_convconv_caps convconv; /* conv->conv groups its executor runs (the backend's; copied) */
     int *ext_slot;        /* gcr_ir_find_ext: open-addressing index of INPUT/CONST values by tensor */
     int ext_cap, ext_upto; /* its slots (a power of two) and the values indexed so far */
 } gcr_ir;

@@ -131,6 +131,28 @@ static int fm_expand(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
+/* a depthwise-separable block's first half: depthwise 3x3 (bias) + hardswish -> 1x1 conv (bias) +
+ * residual; the depthwise result never leaves the fused kernel (capture/pass_convconv.c) */
+static int fm_dwpw(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 1);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    gcr_tensor *h = gcr_hardswish(ctx, gcr_conv2d(ctx, in[0], in[1], in[2], &d));
+    out[0] = gcr_add(ctx, gcr_conv2d(ctx, h, in[3], in[4], NULL), in[5]);
+    return 1;
+}
+
+/* depthwise 5x5 stride 2 (no bias) + batch norm (its parameters are inputs: per-channel loads in
+ * the depthwise stage) + relu -> 1x1 conv, no bias, no epilogue */
+static int fm_dwpw_s2(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(2, 2);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    gcr_tensor *b = gcr_batch_norm(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &d), in[2], in[3], in[4], in[5], 1e-3f);
+    out[0] = gcr_conv2d(ctx, gcr_relu(ctx, b), in[6], NULL, NULL);
+    return 1;
+}
+
 typedef struct fm_case {
     const char *name;
     cu_model fn;
@@ -156,8 +178,21 @@ static const fm_case fm_cases[] = {
     {"pool_epi", fm_pool_epi, 1, {{4, {2, 5, 11, 9}, 0, 0, 0}}, 2},
     {"matmul_pro_b", fm_matmul_pro_b, 2, {{2, {6, 10}, 0, 0, 0}, {2, {10, 7}, 0, 0, 0}}, 0},
     {"expand", fm_expand, 2, {{4, {2, 6, 5, 8}, 0, 0, 0}, {3, {6, 1, 8}, 0, 1, 0}}, 1},
+    /* conv->conv: one kernel where the backend runs the pair (CUDA: f16/bf16 channels-last), else two */
+    {"dwpw", fm_dwpw, 6,
+     {{4, {2, 16, 9, 11}, 0, 0, 0}, {4, {16, 1, 3, 3}, 1, 0, 0}, {1, {16}, 1, 0, 0}, {4, {12, 16, 1, 1}, 1, 0, 0},
+      {1, {12}, 1, 0, 0}, {4, {2, 12, 9, 11}, 0, 0, 0}},
+     0},
+    {"dwpw_s2", fm_dwpw_s2, 7,
+     {{4, {3, 24, 13, 10}, 0, 0, 0}, {4, {24, 1, 5, 5}, 1, 0, 0}, {1, {24}, 0, 0, 0}, {1, {24}, 0, 0, 1},
+      {1, {24}, 0, 0, 0}, {1, {24}, 0, 0, 0}, {4, {40, 24, 1, 1}, 1, 0, 0}},
+     0},
 };
 #define FM_REFUSED "matmul_pro_b" /* the one case codegen must refuse */
+/* the conv->conv cases' name prefix: CUDA codegen refuses their pair where the CUDA backend would
+ * not have fused it (f32, NCHW), as a capture on the CPU (test_codegen) fuses it in every dtype
+ * and layout */
+#define FM_CONVCONV "dwpw"
 #define FM_N_CASES ((int)(sizeof fm_cases / sizeof fm_cases[0]))
 
 #endif

@@ -144,7 +144,8 @@ static void test_models(void)
                 if (CHECK(g && g->cur, "%s: capture failed: %s", what, gcr_ctx_error(ctx))) {
                     if (m->kernels) CHECK(cu_kernels(g) == m->kernels, "%s: %d kernels, want %d", what, cu_kernels(g), m->kernels);
                     /* templates are large: their hooks compile for one arch in two of the four combinations */
-                    gen_all(g, what, d != f ? 0 : d ? 2 : 1, /* bf16 (d == 2): own kernels only */ !strcmp(m->name, FM_REFUSED));
+                    gen_all(g, what, d != f ? 0 : d ? 2 : 1, /* bf16 (d == 2): own kernels only */
+                            !strcmp(m->name, FM_REFUSED) || !strncmp(m->name, FM_CONVCONV, strlen(FM_CONVCONV)));
                 }
                 gcr_graph_destroy(g);
                 for (int i = 0; i < m->n_in; i++) {

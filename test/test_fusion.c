@@ -712,6 +712,96 @@ static void test_fold_out_of_range(void)
     }
 }
 
+/* ---------------------------------------------------------------- conv -> conv */
+
+/* the dw -> 1x1 pair of fm_dwpw with the depthwise result also a graph output: must not fuse */
+static int m_dwpw_out(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 1);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    out[0] = gcr_hardswish(ctx, gcr_conv2d(ctx, in[0], in[1], in[2], &d));
+    gcr_graph_output(ctx, out[0]);
+    out[1] = gcr_conv2d(ctx, out[0], in[3], in[4], NULL);
+    return 2;
+}
+
+/* the depthwise result read twice (the 1x1 conv and a mean): must not fuse */
+static int m_dwpw_two_readers(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 1);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    int ax[2] = {2, 3};
+    gcr_tensor *h = gcr_relu(ctx, gcr_conv2d(ctx, in[0], in[1], in[2], &d));
+    out[0] = gcr_conv2d(ctx, h, in[3], in[4], NULL);
+    out[1] = gcr_mean(ctx, h, ax, 2, 1);
+    return 2;
+}
+
+/* a second conv that is no plain 1x1 (stride 2; 3x3) or a first that is no depthwise: no pair */
+static int m_not_pairs(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 1), s2 = fm_conv(0, 2), k3 = fm_conv(1, 1);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    out[0] = gcr_conv2d(ctx, gcr_relu(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &d)), in[3], NULL, &s2);
+    out[1] = gcr_conv2d(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &d), in[6], NULL, &k3);
+    out[2] = gcr_conv2d(ctx, gcr_conv2d(ctx, in[0], in[5], NULL, NULL), in[3], NULL, NULL);
+    return 3;
+}
+
+/* 1 when ctx's backend runs the pair of a depthwise conv over c channels into a 1x1 conv (of at
+ * most 40 outputs here) as one kernel */
+static int pair_fuses(gcr_ctx *ctx, gcr_dtype dt, gcr_format fmt, int64_t c)
+{
+    const gcr_convconv_caps *cc = &ctx->be->convconv;
+    return (cc->dtypes >> dt & 1u) && (!cc->channels_last || fmt == GCR_NHWC) && c % cc->c_align == 0 &&
+           (cc->max_out <= 0 || cc->max_out >= 40);
+}
+
+static void test_convconv(void)
+{
+    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
+    for (int c = 0; c < FM_N_CASES; c++) {
+        const fm_case *m = &fm_cases[c];
+        if (strncmp(m->name, FM_CONVCONV, strlen(FM_CONVCONV)) != 0) continue;
+        for (int t = 0; t < 3; t++)
+            for (int f = 0; f < 2; f++) {
+                gcr_format fmt = f ? GCR_NHWC : GCR_NCHW;
+                int want = 2 - pair_fuses(ctx, dts[t], fmt, m->in[0].shape[1]);
+                int k = kernels_of(ctx, m->fn, m->in, m->n_in, dts[t], fmt, NULL);
+                CHECK(k == want, "%s %s %s: %d kernels, want %d", m->name, gcr_dtype_name(dts[t]), f ? "nhwc" : "nchw", k, want);
+            }
+    }
+    gcr_ctx_destroy(ctx);
+    /* odd channel counts (13 in, 7 out), on the backends that take them */
+    cu_input odd[] = {{4, {2, 13, 6, 5}, 0, 0, 0}, {4, {13, 1, 3, 3}, 1, 0, 0}, {1, {13}, 1, 0, 0}, {4, {7, 13, 1, 1}, 1, 0, 0},
+                      {1, {7}, 1, 0, 0}, {4, {2, 7, 6, 5}, 0, 0, 0}};
+    ctx = ctx_knobs(1, 0, 1, NULL);
+    for (int f = 0; f < 2; f++) {
+        gcr_format fmt = f ? GCR_NHWC : GCR_NCHW;
+        int k = kernels_of(ctx, fm_dwpw, odd, 6, GCR_F32, fmt, NULL);
+        CHECK(k == 2 - pair_fuses(ctx, GCR_F32, fmt, 13), "13 -> 7 channels f32 %s: %d kernels", f ? "nhwc" : "nchw", k);
+    }
+    /* what must stay apart: a depthwise result that is a graph output or has a second reader, and
+     * pairs of other shapes (2 + 2 + 2 kernels; the plain 1x1 after a 1x1 has nothing to pair with) */
+    cu_input ins[] = {{4, {2, 16, 9, 11}, 0, 0, 0}, {4, {16, 1, 3, 3}, 1, 0, 0}, {1, {16}, 1, 0, 0},
+                      {4, {12, 16, 1, 1}, 1, 0, 0}, {1, {12}, 1, 0, 0}, {4, {16, 16, 1, 1}, 1, 0, 0},
+                      {4, {12, 16, 3, 3}, 1, 0, 0}};
+    for (int t = 0; t < 3; t++) {
+        CHECK(kernels_of(ctx, m_dwpw_out, ins, 5, dts[t], GCR_NHWC, NULL) == 2, "%s: a depthwise result that is an output: 2 kernels",
+              gcr_dtype_name(dts[t]));
+        CHECK(kernels_of(ctx, m_dwpw_two_readers, ins, 5, dts[t], GCR_NHWC, NULL) == 3,
+              "%s: a depthwise result read twice: 3 kernels", gcr_dtype_name(dts[t]));
+        CHECK(kernels_of(ctx, m_not_pairs, ins, 7, dts[t], GCR_NHWC, NULL) == 6, "%s: no pair of other shapes: 6 kernels",
+              gcr_dtype_name(dts[t]));
+    }
+    gcr_ctx_destroy(ctx);
+    /* the knob */
+    ctx = ctx_knobs(1, 0, 1, "ConvConv");
+    CHECK(kernels_of(ctx, fm_dwpw, fm_cases[FM_N_CASES - 2].in, 6, GCR_F16, GCR_NHWC, NULL) == 2, "skip_fuse=convconv: 2 kernels");
+    gcr_ctx_destroy(ctx);
+}
+
 static void all(void)
 {
     RUN(test_exact_values);
@@ -730,6 +820,7 @@ static void all(void)
     RUN(test_plan);
     RUN(test_compile_fallback);
     RUN(test_expand);
+    RUN(test_convconv);
 }
 
 int main(void)

@@ -2,7 +2,8 @@
  * groups as tile programs that evaluate the group's expression DAG (gcr_pw_eval: the op table's formulas, the
  * same text CUDA codegen stringifies) over tiles of GCR_TILE elements of the iteration space.
  * Anchored groups run their prologues into scratch, the anchor through its CPU kernel, then the
- * epilogue over the anchor's result. */
+ * epilogue over the anchor's result; a conv->conv pair first runs its depthwise conv into scratch,
+ * which its prologue (or the anchor) reads. */
 #include "cpu.h"
 #include "../exec.h"
 #include "../pw_eval.h"
@@ -223,7 +224,8 @@ static gcr_status cpu_build(gcr_exec_job *job, int *failed_kernel)
             if (gs[i]->n_in + gs[i]->n_out > max_io) max_io = gs[i]->n_in + gs[i]->n_out;
         }
         /* scratch for what the anchor reads from prologues and what its epilogue reads */
-        int need[GCR_MAX_ANCHOR_IN + 1], nn = 0;
+        int need[GCR_MAX_ANCHOR_IN + 2], nn = 0;
+        if (K->inner >= 0) need[nn++] = ir->nodes[K->inner].out; /* a conv->conv pair's first result */
         for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
             if (K->pro[j]) need[nn++] = K->pro[j]->out[0].value;
         if (K->acc_value >= 0 && K->epi.n_expr > 0) need[nn++] = K->acc_value;
@@ -269,6 +271,7 @@ static gcr_status cpu_run(gcr_exec_job *job)
             GCR_TRY(gcr_exec_run_node(job, K->nodes[0], NULL));
         } else {
             const tile_plan *tp = &st->plans[k * (GCR_MAX_ANCHOR_IN + 1)];
+            if (K->inner >= 0) GCR_TRY(gcr_exec_run_node(job, K->inner, NULL));
             for (int j = 0; j < GCR_MAX_ANCHOR_IN; j++)
                 if (K->pro[j]) run_group(st, job, K->pro[j], &tp[1 + j]);
             if (K->anchor >= 0) GCR_TRY(gcr_exec_run_node(job, K->anchor, NULL));

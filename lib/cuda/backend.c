@@ -146,6 +146,7 @@ static const gcr_backend cuda_backend = {
     .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
     .host_alloc = cuda_host_alloc, .host_free = cuda_host_free,
     .check = cuda_check, .operands = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS},
+    .convconv = {0, true, 8, 256}, /* no conv->conv kernel yet */
     .executor = &gcr_cuda_executor,
 };
 

@@ -173,6 +173,7 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
     const gcr_node *A = &ir->nodes[K->anchor];
     const gcr_kind_info *kind = gcr_kind_of(A->op);
     const gcr_value *acc = &ir->values[K->acc_value];
+    if (K->inner >= 0) return gcr_cg_unsupported(cg, "%s: a conv->conv pair (no CUDA kernel runs one)", K->name);
     for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
         if (K->pro[j]) return gcr_cg_unsupported(cg, "%s: a prologue on %s input %d (the kernel hooks only input 0)", K->name,
                                           gcr_op_table[A->op].name, j);
