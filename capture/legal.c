@@ -421,7 +421,8 @@ int gcr_fuse_anchor(gcr_ir *ir, int n) { return ir->fuse ? ir->fuse->anchor[gcr_
 
 /* The conv->conv pair: a a depthwise conv (one input channel per group, as many outputs as
  * inputs), b a 1x1 stride-1 unpadded ungrouped conv, within what the backend runs as one kernel
- * (ir->convconv): their dtypes one of its, channels-last where it needs it, channel counts. */
+ * (ir->convconv): their dtypes one of its, channels-last where it needs it, channel counts; and
+ * GCR_CONVCONV asks for it (2: where the backend's kernel is the faster). */
 static bool convconv_shapes(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
 {
     if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[1] < 0) return false;
@@ -434,6 +435,8 @@ static bool convconv_shapes(const gcr_ir *ir, const gcr_node *na, const gcr_node
         pb->padding[0] != 0 || pb->padding[1] != 0)
         return false;
     const gcr_convconv_caps *cc = &ir->convconv;
+    const int knob = ir->ctx->knobs.convconv;
+    if (knob == 0 || (knob == 2 && !cc->faster)) return false;
     gcr_dtype dt = x->dtype;
     if (!(cc->dtypes >> dt & 1u) || wd->dtype != dt || wp->dtype != dt || u->dtype != dt || y->dtype != dt) return false;
     if ((na->n_in > 2 && na->in[2] >= 0 && ir->values[na->in[2]].m.dtype != dt) ||

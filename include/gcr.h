@@ -90,7 +90,8 @@ typedef struct gcr_knobs {
     int retrace;           /* GCR_RETRACE: on a guard mismatch 1 re-traces, 0 falls back to eager (default 1) */
     int graph_cache;       /* GCR_GRAPH_CACHE: graphs kept per region before LRU eviction (default 8; 0 counts
                               as 1; below -1 is GCR_ERR_INVALID) */
-    const char *skip_fuse; /* GCR_SKIP_FUSE: comma list of op kinds never fused: pointwise,reduce,conv,matmul */
+    const char *skip_fuse; /* GCR_SKIP_FUSE: comma list of op kinds never fused: pointwise,reduce,conv,matmul;
+                              chain and convconv turn those passes off */
     const char *dump;      /* GCR_DUMP: comma list of trace,fused,source,plan, or all (default none);
                               a file that cannot be written is reported at log level 1 */
     const char *dump_dir;  /* GCR_DUMP_DIR (default "gcr_dump") */
@@ -121,6 +122,11 @@ typedef struct gcr_knobs {
                               persisting maximum get no window). Costs a second copy of the weights per
                               variant; later writes to constant tensors do not reach the variant (as
                               gcr_tensor_set_const allows). 0 reads constants in place (default 0) */
+    int convconv;          /* GCR_CONVCONV: conv->conv fusion, a depthwise conv whose result only a 1x1 conv
+                              reads run as one kernel: 1 wherever the backend has a kernel for the pair
+                              (CUDA: f16/bf16 channels-last), 0 never, 2 only where the backend counts that
+                              kernel the faster (default 2: the CPU executor; on CUDA it is slower today, so
+                              none) */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

@@ -15,7 +15,7 @@ gcr_ctx_opts gcr_ctx_opts_default(void)
     o.device = GCR_DEVICE_AUTO;
     o.knobs.fusion = o.knobs.graphs = o.knobs.horizontal = o.knobs.single_node = -1;
     o.knobs.guards = o.knobs.retrace = o.knobs.graph_cache = o.knobs.log = o.knobs.tf32 = -1;
-    o.knobs.autotune = o.knobs.pdl = o.knobs.l2_persist = -1;
+    o.knobs.autotune = o.knobs.pdl = o.knobs.l2_persist = o.knobs.convconv = -1;
     return o;
 }
 
@@ -37,6 +37,7 @@ static const int_knob int_knobs[] = {
     KNOB(graph_cache, "GCR_GRAPH_CACHE", 8, 0, INT_MAX), KNOB(log, "GCR_LOG", 1, 0, 2),
     KNOB(tf32, "GCR_TF32", 0, 0, 1),               KNOB(autotune, "GCR_AUTOTUNE", 0, 0, 1),
     KNOB(pdl, "GCR_PDL", 1, 0, 1),                 KNOB(l2_persist, "GCR_L2_PERSIST", 0, 0, 1),
+    KNOB(convconv, "GCR_CONVCONV", 2, 0, 2),
 };
 #undef KNOB
 #define N_INT_KNOBS (int)(sizeof int_knobs / sizeof int_knobs[0])

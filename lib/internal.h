@@ -273,11 +273,13 @@ typedef struct gcr_operand_budget {
  * epilogue, only a 1x1 conv reads) a backend's executor runs as one kernel. dtypes: a bit per
  * gcr_dtype (0: the pass fuses nothing); channels_last: the depthwise conv's input and the 1x1
  * conv's result must have channel stride 1; c_align: the depthwise conv's channels a multiple of
- * it; max_out: the 1x1 conv's output channels at most (0: any). */
+ * it; max_out: the 1x1 conv's output channels at most (0: any); faster: the pair's kernel beats
+ * the two apart, so GCR_CONVCONV's default (2) fuses them. */
 typedef struct gcr_convconv_caps {
     unsigned dtypes;
     bool channels_last;
     int c_align, max_out;
+    bool faster;
 } gcr_convconv_caps;
 
 typedef struct gcr_backend {

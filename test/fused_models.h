@@ -143,13 +143,14 @@ static int fm_dwpw(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
 }
 
 /* depthwise 5x5 stride 2 (no bias) + batch norm (its parameters are inputs: per-channel loads in
- * the depthwise stage) + relu -> 1x1 conv, no bias, no epilogue */
+ * the depthwise stage) + relu, scaled so that 16-bit sums of 25 and 24 terms stay near 1 -> 1x1
+ * conv, no bias, no epilogue */
 static int fm_dwpw_s2(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
 {
     gcr_conv2d_params d = fm_conv(2, 2);
     d.groups = (int)gcr_tensor_dim(in[0], 1);
     gcr_tensor *b = gcr_batch_norm(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &d), in[2], in[3], in[4], in[5], 1e-3f);
-    out[0] = gcr_conv2d(ctx, gcr_relu(ctx, b), in[6], NULL, NULL);
+    out[0] = gcr_conv2d(ctx, gcr_mul_scalar(ctx, gcr_relu(ctx, b), 0.125f), in[6], NULL, NULL);
     return 1;
 }
 

@@ -358,7 +358,7 @@ static void hooked_conv_one(const conv_case *k, enum lay lay)
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &rp, &alpha, &ch};
-    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on}; /* the ctx's numeric mode */
+    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on, NULL}; /* the ctx's numeric mode */
     char what[96];
     snprintf(what, sizeof what, "hooked conv C%d O%d k%d g%d %s", k->C, k->O, k->KH, k->groups, lay_name[lay]);
     gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
@@ -396,7 +396,7 @@ static void hooked_matmul(int gemv)
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = 37;
     void *extra[] = {&sep, &rp, &alpha, &ch};
-    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on}; /* the ctx's numeric mode */
+    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on, NULL}; /* the ctx's numeric mode */
     gcr_status st = out ? gcr_cuda_matmul_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
     if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F32, gemv ? "hooked linear [3,37] -> 21 (gemv)" : "hooked linear [4,13,37] -> 21");
     gcr_ctx_clear_error(gpu);
@@ -433,7 +433,7 @@ static void hooked_conv_f16(const conv_case *k, enum lay lay)
     const void *sep = sg ? gcr_tensor_data(sg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &alpha, &ch};
-    gcr_cuda_hooks h = {hook_defs16, extra, 3, NULL, NULL, tf32_on};
+    gcr_cuda_hooks h = {hook_defs16, extra, 3, NULL, NULL, tf32_on, NULL};
     char what[96];
     snprintf(what, sizeof what, "hooked f16 conv C%d O%d k%d g%d %s", k->C, k->O, k->KH, k->groups, lay_name[lay]);
     gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;

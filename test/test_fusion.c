@@ -474,6 +474,9 @@ static int kernels_in_budget(const gcr_graph *g, gcr_operand_budget b, const cha
     gcr_ir *ir = gcr_ir_copy(g->trace);
     if (!CHECK(ir != NULL, "%s: copy of the trace", what)) return -1;
     ir->budget = b;
+#ifdef GCR_HAVE_CUDA
+    ir->convconv = gcr_cuda_backend_get()->convconv; /* the pairs CUDA codegen is asked for */
+#endif
     int n = -1;
     if (CHECK(gcr_ir_optimize(ir) == GCR_OK, "%s: optimize: %s", what, gcr_ctx_error(g->ctx))) n = ir->n_kernels;
     for (int k = 0; n >= 0 && b.own > 0 && k < ir->n_kernels; k++) {
@@ -757,9 +760,22 @@ static int pair_fuses(gcr_ctx *ctx, gcr_dtype dt, gcr_format fmt, int64_t c)
            (cc->max_out <= 0 || cc->max_out >= 40);
 }
 
+/* a ctx with fusion on and GCR_CONVCONV set to convconv (1: wherever the backend has the kernel) */
+static gcr_ctx *ctx_convconv(int convconv, const char *skip)
+{
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = cu_dev;
+    o.knobs.fusion = 1;
+    o.knobs.convconv = convconv;
+    o.knobs.skip_fuse = skip;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) CHECK(0, "ctx");
+    return ctx;
+}
+
 static void test_convconv(void)
 {
-    gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
+    gcr_ctx *ctx = ctx_convconv(1, NULL);
     const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
     for (int c = 0; c < FM_N_CASES; c++) {
         const fm_case *m = &fm_cases[c];
@@ -776,7 +792,7 @@ static void test_convconv(void)
     /* odd channel counts (13 in, 7 out), on the backends that take them */
     cu_input odd[] = {{4, {2, 13, 6, 5}, 0, 0, 0}, {4, {13, 1, 3, 3}, 1, 0, 0}, {1, {13}, 1, 0, 0}, {4, {7, 13, 1, 1}, 1, 0, 0},
                       {1, {7}, 1, 0, 0}, {4, {2, 7, 6, 5}, 0, 0, 0}};
-    ctx = ctx_knobs(1, 0, 1, NULL);
+    ctx = ctx_convconv(1, NULL);
     for (int f = 0; f < 2; f++) {
         gcr_format fmt = f ? GCR_NHWC : GCR_NCHW;
         int k = kernels_of(ctx, fm_dwpw, odd, 6, GCR_F32, fmt, NULL);
@@ -796,9 +812,19 @@ static void test_convconv(void)
               gcr_dtype_name(dts[t]));
     }
     gcr_ctx_destroy(ctx);
-    /* the knob */
-    ctx = ctx_knobs(1, 0, 1, "ConvConv");
-    CHECK(kernels_of(ctx, fm_dwpw, fm_cases[FM_N_CASES - 2].in, 6, GCR_F16, GCR_NHWC, NULL) == 2, "skip_fuse=convconv: 2 kernels");
+    /* the knobs: GCR_SKIP_FUSE=convconv and GCR_CONVCONV=0 turn it off; by default (2) it fuses
+     * where the backend counts its kernel the faster */
+    const cu_input *dwpw = fm_cases[FM_N_CASES - 2].in;
+    ctx = ctx_convconv(1, "ConvConv");
+    CHECK(kernels_of(ctx, fm_dwpw, dwpw, 6, GCR_F16, GCR_NHWC, NULL) == 2, "skip_fuse=convconv: 2 kernels");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_convconv(0, NULL);
+    CHECK(kernels_of(ctx, fm_dwpw, dwpw, 6, GCR_F16, GCR_NHWC, NULL) == 2, "convconv=0: 2 kernels");
+    gcr_ctx_destroy(ctx);
+    ctx = ctx_convconv(-1, NULL);
+    int want = 2 - (pair_fuses(ctx, GCR_F16, GCR_NHWC, 16) && ctx->be->convconv.faster);
+    CHECK(kernels_of(ctx, fm_dwpw, dwpw, 6, GCR_F16, GCR_NHWC, NULL) == want, "convconv by default on %s: %d kernels",
+          ctx->be->name, want);
     gcr_ctx_destroy(ctx);
 }
 

@@ -60,6 +60,7 @@ const gcr_backend gcr_cpu_backend = {
     .name = "cpu", .device = GCR_DEVICE_CPU, .init = cpu_init, .fini = cpu_fini,
     .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy, .run = cpu_run,
     .host_alloc = cpu_host_alloc, .host_free = cpu_host_free, .sync = cpu_sync,
-    .convconv = {1u << GCR_F32 | 1u << GCR_F16 | 1u << GCR_BF16, false, 1, 0}, /* exec.c runs any */
+    /* exec.c runs any pair, in one pass less over the depthwise result */
+    .convconv = {1u << GCR_F32 | 1u << GCR_F16 | 1u << GCR_BF16, false, 1, 0, true},
     .executor = &gcr_cpu_executor,
 };

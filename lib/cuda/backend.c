@@ -146,7 +146,11 @@ static const gcr_backend cuda_backend = {
     .alloc = cuda_alloc, .free = cuda_free, .copy = cuda_copy, .run = cuda_run, .sync = cuda_sync,
     .host_alloc = cuda_host_alloc, .host_free = cuda_host_free,
     .check = cuda_check, .operands = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS},
-    .convconv = {0, true, 8, 256}, /* no conv->conv kernel yet */
+    /* kernels/dwpw.cuh: 16-bit tensor cores, 16-byte channel groups, one column tile of 256. Not
+     * the faster: MobileNet-v3 f16 channels-last with its 7 pairs fused (GCR_CONVCONV=1) replayed
+     * in 0.452 / 1.065 / 2.790 ms at batch 1 / 32 / 128 against 0.372 / 0.823 / 1.966 apart (H200,
+     * 2026-11-27) */
+    .convconv = {1u << GCR_F16 | 1u << GCR_BF16, true, 8, 256, false},
     .executor = &gcr_cuda_executor,
 };
 

@@ -173,7 +173,15 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
     const gcr_node *A = &ir->nodes[K->anchor];
     const gcr_kind_info *kind = gcr_kind_of(A->op);
     const gcr_value *acc = &ir->values[K->acc_value];
-    if (K->inner >= 0) return gcr_cg_unsupported(cg, "%s: a conv->conv pair (no CUDA kernel runs one)", K->name);
+    /* a conv->conv pair (kernels/dwpw.cuh): the prologue is the depthwise conv's epilogue, its E_ACC
+     * the depthwise sum with the bias added ("v"); 16-bit, channels-last input */
+    const gcr_value *inner = K->inner >= 0 ? &ir->values[ir->nodes[K->inner].out] : NULL;
+    if (inner) {
+        const gcr_meta *x = &ir->values[ir->nodes[K->inner].in[0]].m;
+        if (A->op != GCR_OP_CONV2D || (x->dtype != GCR_F16 && x->dtype != GCR_BF16) || (x->shape[1] > 1 && x->strides[1] != 1))
+            return gcr_cg_unsupported(cg, "%s: a conv->conv pair of %s %s (the kernel takes channels-last f16 and bf16)",
+                                      K->name, gcr_dtype_name(x->dtype), x->strides[1] == 1 ? "nhwc" : "nchw");
+    }
     for (int j = 1; j < GCR_MAX_ANCHOR_IN; j++)
         if (K->pro[j]) return gcr_cg_unsupported(cg, "%s: a prologue on %s input %d (the kernel hooks only input 0)", K->name,
                                           gcr_op_table[A->op].name, j);
@@ -194,7 +202,9 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         if (pg->n_out != 1) return gcr_cg_unsupported(cg, "%s: a prologue with %d results", K->name, pg->n_out);
         gcr_dtype udt = ir->values[pg->out[0].value].m.dtype;
         int main = -1;
-        for (int pass = 0; pass < 2 && main < 0; pass++)
+        for (int l = 0; inner && l < pg->n_in && main < 0; l++)
+            if (pg->in[l].value == ir->nodes[K->inner].out) main = l; /* E_ACC: "v" through ec.acc */
+        for (int pass = 0; !inner && pass < 2 && main < 0; pass++)
             for (int l = 0; l < pg->n_in && main < 0; l++) {
                 const gcr_value *x = &ir->values[pg->in[l].value];
                 if (x->m.dtype != udt || !gcr_meta_same_shape(&x->m, &pg->space) || !same_strides(pg->in[l].strides, &x->m))
@@ -202,15 +212,16 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
                 if (pass == 0 && pro_load_ok(kind->hook, pg->in[l].strides, &pg->space)) continue; /* prefer the full-size one */
                 main = l;
             }
-        if (main < 0) return gcr_cg_unsupported(cg, "%s: no prologue load can stand for the anchor's input", K->name);
+        if (main < 0 && !inner) return gcr_cg_unsupported(cg, "%s: no prologue load can stand for the anchor's input", K->name);
         for (int l = 0; l < pg->n_in; l++)
             if (l != main && !pro_load_ok(kind->hook, pg->in[l].strides, &pg->space))
                 return gcr_cg_unsupported(cg, "%s: prologue load %d varies along more than the hooked coordinates", K->name, l);
-        cg->x_value = pg->in[main].value;
-        h.main_load = main;
+        cg->x_value = inner ? -1 : pg->in[main].value;
+        h.main_load = inner ? -1 : main;
         for (int l = 0; l < pg->n_in; l++)
             if (gcr_cg_add_param(cg, pg->in[l].value) < 0) return gcr_cg_unsupported(cg, "%s: too many operands", K->name);
     }
+    if (inner) cg->x_value = ir->nodes[K->inner].in[0]; /* bound for the call; the kernel reads the pair's */
     int epi_first = cg->n_params;
     bool has_epi = eg->n_expr > 0;
     if (has_epi) {
@@ -238,6 +249,10 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         h.first_param = pro_first;
         hook_head(&b, ir, cg, "float", "_pro", "float v, long long n, long long c", "(void)n; (void)c;");
         gcr_emit ec = gcr_cg_emit(pg, &h, pro_load, "    ");
+        if (inner) {
+            ec.acc = "v";
+            ec.acc_dtype = inner->m.dtype;
+        }
         gcr_emit_exprs(&b, &ec);
         put(&b, "    return e%d;\n}\n", pg->out[0].expr);
         hook_macro(&b, ir, cg, "GCR_PROLOGUE(v, n, c)", "_pro", "(v), (n), (c)");

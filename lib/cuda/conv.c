@@ -215,8 +215,54 @@ int gcr_cuda_conv2d_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limi
     return n + gcr_cuda_dense_limits(&a, l + n);
 }
 
+/* row tiles of gcr_dwpw resident per SM that its grid is sized to (its blocks walk the rest) */
+#define DWPW_BLOCKS_PER_SM 2
+
+/* A conv->conv pair: depthwise conv d, whose result (through h's prologue) is 1x1 conv c's input,
+ * in one kernel (kernels/dwpw.cuh). What it cannot run is refused as GCR_ERR_COMPILE, so the graph
+ * runs the pair as two kernels; the fuser offers only pairs within the backend's caps. */
+static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
+{
+    const gcr_meta *x = &d->in[0]->m, *wd = &d->in[1]->m, *w = &c->in[1]->m, *y = &out->m;
+    const gcr_conv2d_params *p = &d->p.conv;
+    const gcr_dtype dt = x->dtype;
+    const int64_t C = x->shape[1], O = w->shape[0], M = y->shape[0] * y->shape[2] * y->shape[3];
+    GCR_CHECK(ctx, (dt == GCR_F16 || dt == GCR_BF16) && gcr_cuda_arch(ctx) >= 80 && C % 8 == 0 && O <= 256 &&
+                       x->strides[1] == 1 && M < (1LL << 31) && is_depthwise(d),
+              GCR_ERR_COMPILE, "conv->conv: no kernel for %s, %lld channels into %lld, %lld pixels on sm_%d",
+              gcr_dtype_name(dt), (long long)C, (long long)O, (long long)M, gcr_cuda_arch(ctx));
+    gcr_dwpw_args a = {.N = x->shape[0], .C = C, .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2], .OW = y->shape[3],
+                       .KH = wd->shape[2], .KW = wd->shape[3], .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
+                       .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1], .O = O, .M = M,
+                       .ws = {w->strides[0], w->strides[1]}};
+    for (int i = 0; i < 4; i++) {
+        a.xs[i] = x->strides[i];
+        a.ds[i] = wd->strides[i];
+        a.ys[i] = y->strides[i];
+    }
+    const void *xp = gcr_tensor_data(d->in[0]), *dp = gcr_tensor_data(d->in[1]), *wp = gcr_tensor_data(c->in[1]);
+    const void *dbp = d->n_in > 2 && d->in[2] ? gcr_tensor_data(d->in[2]) : NULL;
+    const void *bp = c->n_in > 2 && c->in[2] ? gcr_tensor_data(c->in[2]) : NULL;
+    void *yp = gcr_tensor_data(out);
+    a.xvec = gcr_cuda_vec16(a.xs, C, 2, xp);
+    a.wvec = w->strides[1] == 1 && w->strides[0] % 8 == 0 && (uintptr_t)wp % 16 == 0;
+    const int bn = (int)((O + 15) / 16 * 16);
+    const int64_t taps = a.KH * a.KW, smem = GCR_DWPW_SMEM((int64_t)bn, taps);
+    GCR_CHECK(ctx, smem <= 227 * 1024, GCR_ERR_COMPILE, "conv->conv: %lld taps need %lld bytes of shared memory",
+              (long long)taps, (long long)smem);
+    char name[32];
+    snprintf(name, sizeof name, "gcr_dwpw%d_%s", bn, gcr_cuda_dt_suffix(dt));
+    gcr_cuda_fn *k;
+    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, &k));
+    if (!k) return GCR_OK; /* h->src_out: the program text only */
+    int64_t tiles = (M + GCR_DWPW_BM - 1) / GCR_DWPW_BM, cap = (int64_t)gcr_cuda_sm_count(ctx) * DWPW_BLOCKS_PER_SM;
+    void *std[] = {&a, &xp, &dp, &dbp, &wp, &bp, &yp};
+    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(tiles < cap ? tiles : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
+}
+
 gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
 {
+    if (h && h->inner) return dwpw(ctx, h->inner, c, out, h);
     if (is_depthwise(c)) return depthwise(ctx, c, out, h);
     gcr_dense_args a = conv_dense_args(c, &out->m);
     return gcr_cuda_dense_run(ctx, c->in[0]->m.dtype, &a, gcr_tensor_data(c->in[0]), gcr_tensor_data(c->in[1]),

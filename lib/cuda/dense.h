@@ -33,6 +33,9 @@ typedef struct gcr_cuda_hooks {
     /* f32 1x1 convs and GEMMs may run on TF32 tensor cores (on sm_80+): the setting of the graph
      * the launch belongs to, passed by its executor; a launch without hooks reads knobs.tf32 */
     int tf32;
+    /* a conv->conv pair (capture/pass_convconv.c): the depthwise conv whose result, through the
+     * prologue, is the conv2d call's input 0, which is then not read (kernels/dwpw.cuh); NULL none */
+    const gcr_call *inner;
 } gcr_cuda_hooks;
 
 /* As gcr_cuda_conv2d / gcr_cuda_matmul / gcr_cuda_pool, with hooks (NULL: plain). The epilogue
@@ -79,8 +82,8 @@ char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_
 
 /* The instantiation line of conv.cuh's kernel called name into buf, from the names' scheme
  * gcr_<family>[_<config>]_<f32|tf32|f16|bf16>: every name gcr_cuda_dense_run and the depthwise
- * launcher pick (gcr_dense_{tc,fma,mma}<cfg>_*, gcr_gemv_*, gcr_direct_*, gcr_dw[v]_*; the config
- * type is gcr_cfg_<cfg>). Returns 0, or -1 for a name outside the scheme. */
+ * launchers pick (gcr_dense_{tc,fma,mma}<cfg>_*, gcr_gemv_*, gcr_direct_*, gcr_dw[v|c]_*,
+ * gcr_dwpw<bn>_*; the config type is gcr_cfg_<cfg>). Returns 0, or -1 for a name outside it. */
 int gcr_cuda_dense_inst(const char *name, char *buf, size_t n);
 
 /* Whether f32 1x1 convs / GEMMs may run on TF32 tensor cores: h->tf32 (knobs.tf32 when h is NULL)

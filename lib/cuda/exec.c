@@ -143,12 +143,14 @@ static gcr_status hooked_launch(gcr_exec_job *j, int k, launch *L, char **src_ou
     /* an empty result has nothing to compute (and the driver refuses an empty grid): skipped, as
      * eager dispatch skips it */
     if (!src_out && gcr_meta_numel(&L->out->m) == 0) return GCR_OK;
-    gcr_call c; /* input 0 from the prologue's source when the kernel has one */
+    gcr_call c, d; /* input 0 from the prologue's source when the kernel has one; d: a pair's first conv */
     GCR_TRY(gcr_exec_call(j, A, L->cg.x_value, &c));
+    const int inner = ir->kernels[k].inner;
+    if (inner >= 0) GCR_TRY(gcr_exec_call(j, &ir->nodes[inner], -1, &d));
     L->out->st->data = j->ptr[L->cg.out_value];
     for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = j->ptr[L->cg.params[i]];
     gcr_cuda_hooks h = {.defs = L->cg.src, .extra = L->args, .n_extra = L->cg.n_params, .src_out = src_out,
-                        .pick = &L->pick, .tf32 = j->set.tf32};
+                        .pick = &L->pick, .tf32 = j->set.tf32, .inner = inner >= 0 ? &d : NULL};
     return anchor_launch(ctx, &c, L->out, &h);
 }
 

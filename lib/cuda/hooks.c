@@ -44,6 +44,10 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         const int sk = fam[0] == 's', bn = atoi(fam + 5 + sk);
         if (bn != 16 && bn != 32 && bn != 64) return -1;
         w = snprintf(buf, n, "GCR_%s_KERNEL(%s, %s, %d)", sk ? "SHORTK" : "PATCH", name, T, bn);
+    } else if (!strncmp(fam, "dwpw", 4) && sfx > fam + 4) { /* gcr_dwpw<bn>_<dt>, bn 16 .. 256 by 16 */
+        const int bn = atoi(fam + 4);
+        if (bn < 16 || bn > 256 || bn % 16) return -1;
+        w = snprintf(buf, n, "GCR_DWPW_KERNEL(%s, %s, %d)", name, T, bn);
     } else if (!strncmp(fam, "dw_", 3) && sfx == fam + 2) {
         w = snprintf(buf, n, "GCR_DW1_KERNEL(%s, %s)", name, T);
     } else if ((!strncmp(fam, "dwv_", 4) || !strncmp(fam, "dwc_", 4)) && sfx == fam + 3) {

@@ -140,6 +140,26 @@ typedef struct gcr_dw_args {
     gcr_i64 tq, tsx, tth, tr, tvec, ttiles;
 } gcr_dw_args;
 
+/* A depthwise conv and the 1x1 conv that reads its result, in one kernel (dwpw.cuh). */
+typedef struct gcr_dwpw_args {
+    gcr_i64 N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw; /* the depthwise conv */
+    gcr_i64 O;                    /* the 1x1 conv's output channels */
+    gcr_i64 M;                    /* output pixels, N * OH * OW (< 2^31) */
+    gcr_i64 xs[4], ds[4], ys[4];  /* x [n,c,h,w], depthwise w [c,1,kh,kw], out [n,o,oh,ow] */
+    gcr_i64 ws[2];                /* 1x1 w [o,c] */
+    gcr_i64 xvec, wvec;           /* 16-byte loads of x's channel groups / of w's rows are legal */
+} gcr_dwpw_args;
+/* its tile: 64 pixels, 32 channels a step (rows padded by 8 halves); dynamic shared memory: the
+ * operand tiles (A [64][40] and B [bn][40] 16-bit, taps [taps][32] f32) or the epilogue's staging
+ * ([8 warps][16][bn / 2 + 8] f32) that reuses them, whichever is larger */
+#define GCR_DWPW_BM 64
+#define GCR_DWPW_BK 32
+#define GCR_DWPW_LD (GCR_DWPW_BK + 8)
+#define GCR_DWPW_OPS(bn, taps) ((GCR_DWPW_BM + (bn)) * GCR_DWPW_LD * 2 + (taps) * GCR_DWPW_BK * 4)
+#define GCR_DWPW_STAGE(bn) (8 * 16 * ((bn) / 2 + 8) * 4)
+#define GCR_DWPW_SMEM(bn, taps) \
+    (GCR_DWPW_OPS(bn, taps) > GCR_DWPW_STAGE(bn) ? GCR_DWPW_OPS(bn, taps) : GCR_DWPW_STAGE(bn))
+
 /* Pooling (pool.cuh). */
 typedef struct gcr_pool_args {
     gcr_i64 N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
@@ -227,6 +247,7 @@ GCR_ABI_SIZE(gcr_divs, 64);
 GCR_ABI_SIZE(gcr_dense_args, 472);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 240);
+GCR_ABI_SIZE(gcr_dwpw_args, 256);
 GCR_ABI_SIZE(gcr_copy_args, 288);
 GCR_ABI_SIZE(gcr_transpose_args, 48);
 GCR_ABI_SIZE(gcr_pw_flat_args, 72);

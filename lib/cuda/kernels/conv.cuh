@@ -40,6 +40,7 @@
 #include "gemm_tc.cuh"
 #include "patch.cuh"
 #include "shortk.cuh"
+#include "dwpw.cuh"
 
 /* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time. I: the linear index
  * type, unsigned 32-bit whenever it fits (64-bit division would dominate this memory-bound loop). */
