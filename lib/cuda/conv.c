@@ -215,8 +215,8 @@ int gcr_cuda_conv2d_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limi
     return n + gcr_cuda_dense_limits(&a, l + n);
 }
 
-/* row tiles of gcr_dwpw resident per SM that its grid is sized to (its blocks walk the rest) */
-#define DWPW_BLOCKS_PER_SM 2
+/* the shared memory a gcr_dwpw block may take so that two fit an SM */
+#define DWPW_SMEM_MAX (110 * 1024)
 
 /* A conv->conv pair: depthwise conv d, whose result (through h's prologue) is 1x1 conv c's input,
  * in one kernel (kernels/dwpw.cuh). What it cannot run is refused as GCR_ERR_COMPILE, so the graph
@@ -246,8 +246,13 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     void *yp = gcr_tensor_data(out);
     a.xvec = gcr_cuda_vec16(a.xs, C, 2, xp);
     a.wvec = w->strides[1] == 1 && w->strides[0] % 8 == 0 && (uintptr_t)wp % 16 == 0;
+    /* channels a step: all of C where two blocks still fit an SM (the weights then stay in shared
+     * memory for the block's life), else the widest of 256 .. 32 that does */
     const int bn = (int)((O + 15) / 16 * 16);
-    const int64_t taps = a.KH * a.KW, smem = GCR_DWPW_SMEM((int64_t)bn, taps);
+    const int64_t taps = a.KH * a.KW, call = (C + 15) / 16 * 16;
+    a.kc = call;
+    for (int64_t kc = 256; GCR_DWPW_SMEM((int64_t)bn, taps, a.kc) > DWPW_SMEM_MAX && kc >= 32; kc /= 2) a.kc = kc < call ? kc : call;
+    const int64_t smem = GCR_DWPW_SMEM((int64_t)bn, taps, a.kc);
     GCR_CHECK(ctx, smem <= 227 * 1024, GCR_ERR_COMPILE, "conv->conv: %lld taps need %lld bytes of shared memory",
               (long long)taps, (long long)smem);
     char name[32];
@@ -255,7 +260,8 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     gcr_cuda_fn *k;
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
-    int64_t tiles = (M + GCR_DWPW_BM - 1) / GCR_DWPW_BM, cap = (int64_t)gcr_cuda_sm_count(ctx) * DWPW_BLOCKS_PER_SM;
+    /* the grid: as many row tiles as are resident at once (their blocks walk the rest) */
+    int64_t tiles = (M + GCR_DWPW_BM - 1) / GCR_DWPW_BM, cap = (int64_t)gcr_cuda_sm_count(ctx) * GCR_DWPW_MINB(bn);
     void *std[] = {&a, &xp, &dp, &dbp, &wp, &bp, &yp};
     return gcr_cuda_hooked_launch(ctx, k, (unsigned)(tiles < cap ? tiles : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
 }

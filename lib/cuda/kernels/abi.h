@@ -148,17 +148,16 @@ typedef struct gcr_dwpw_args {
     gcr_i64 xs[4], ds[4], ys[4];  /* x [n,c,h,w], depthwise w [c,1,kh,kw], out [n,o,oh,ow] */
     gcr_i64 ws[2];                /* 1x1 w [o,c] */
     gcr_i64 xvec, wvec;           /* 16-byte loads of x's channel groups / of w's rows are legal */
+    gcr_i64 kc;                   /* channels a step (a multiple of 16): all of C where it fits */
 } gcr_dwpw_args;
-/* its tile: 64 pixels, 32 channels a step (rows padded by 8 halves); dynamic shared memory: the
- * operand tiles (A [64][40] and B [bn][40] 16-bit, taps [taps][32] f32) or the epilogue's staging
- * ([8 warps][16][bn / 2 + 8] f32) that reuses them, whichever is larger */
+/* its tile: 64 pixels by kc channels a step, rows padded by 8 halves. Dynamic shared memory: the
+ * taps [taps][kc] f32 and the 1x1 weights [bn][kc + 8] 16-bit (loaded once per block when kc
+ * covers C), the A tile [64][kc + 8] 16-bit and the epilogue's staging [8 warps][16][bn / 2 + 8]
+ * f32. Blocks per SM its registers allow: GCR_DWPW_MINB(bn). */
 #define GCR_DWPW_BM 64
-#define GCR_DWPW_BK 32
-#define GCR_DWPW_LD (GCR_DWPW_BK + 8)
-#define GCR_DWPW_OPS(bn, taps) ((GCR_DWPW_BM + (bn)) * GCR_DWPW_LD * 2 + (taps) * GCR_DWPW_BK * 4)
-#define GCR_DWPW_STAGE(bn) (8 * 16 * ((bn) / 2 + 8) * 4)
-#define GCR_DWPW_SMEM(bn, taps) \
-    (GCR_DWPW_OPS(bn, taps) > GCR_DWPW_STAGE(bn) ? GCR_DWPW_OPS(bn, taps) : GCR_DWPW_STAGE(bn))
+#define GCR_DWPW_SMEM(bn, taps, kc) \
+    (GCR_DWPW_BM * ((kc) + 8) * 2 + 8 * 16 * ((bn) / 2 + 8) * 4 + (bn) * ((kc) + 8) * 2 + (taps) * (kc) * 4)
+#define GCR_DWPW_MINB(bn) ((bn) <= 32 ? 3 : (bn) <= 128 ? 2 : 1)
 
 /* Pooling (pool.cuh). */
 typedef struct gcr_pool_args {
@@ -247,7 +246,7 @@ GCR_ABI_SIZE(gcr_divs, 64);
 GCR_ABI_SIZE(gcr_dense_args, 472);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 240);
-GCR_ABI_SIZE(gcr_dwpw_args, 256);
+GCR_ABI_SIZE(gcr_dwpw_args, 264);
 GCR_ABI_SIZE(gcr_copy_args, 288);
 GCR_ABI_SIZE(gcr_transpose_args, 48);
 GCR_ABI_SIZE(gcr_pw_flat_args, 72);

@@ -3,10 +3,10 @@
  *
  * Why: in a depthwise-separable block the depthwise result is the widest tensor; unfused it is
  * written once and read once more by the 1x1 conv. Here each block computes the depthwise outputs
- * of a 64-pixel tile, 32 channels at a time, straight into the shared-memory A tile of the 1x1
- * conv's GEMM (through the prologue hook: the depthwise conv's own fused epilogue), and multiplies
- * them by the matching 32 rows of the 1x1 weights on mma.sync m16n8k16. All BN >= O output
- * channels are one column tile, so every depthwise output is computed exactly once.
+ * of a 64-pixel tile straight into the shared-memory A tile of the 1x1 conv's GEMM (through the
+ * prologue hook: the depthwise conv's own fused epilogue), and multiplies them by the 1x1 weights
+ * on mma.sync m16n8k16. All BN >= O output channels are one column tile, so every depthwise
+ * output is computed exactly once.
  *
  * Problem (gcr_dwpw_args, abi.h), channels-last x (C a multiple of 8: 16-byte channel groups):
  *     d(r, c)  = PROLOGUE(sum_taps x[n, c, iy, ix] * dw[c, 0, ky, kx] + dbias[c], n, c)  rounded to T
@@ -15,13 +15,15 @@
  * the depthwise result with its bias added (the depthwise conv's epilogue, generated), GCR_EPILOGUE
  * and GCR_EPILOGUE8 the 1x1 conv's sums without its bias (named `bias`, as there).
  *
- * Block: 256 threads, 8 warps as 4 (16 rows each) x 2 (BN / 2 columns each); a block walks row
- * tiles (grid x: a few blocks per SM). Per 32-channel chunk: the chunk's taps ([KH*KW][32] f32)
- * and 1x1 weights ([BN][32 + 8] 16-bit) into shared memory; each thread computes one pixel's 8
- * channels (16-byte loads of x per tap, unrolled for 3x3 and 5x5 so that they are in flight
- * together) into A ([64][32 + 8]); ldmatrix and mma. The padded rows keep ldmatrix free of bank
- * conflicts. The accumulators leave through gcr_warp_epi16 (gemm.cuh), whose staging reuses the
- * operand memory. Dynamic shared memory: GCR_DWPW_SMEM(BN, taps) bytes (abi.h). */
+ * Block: 256 threads, 8 warps as 4 (16 rows each) x 2 (BN / 2 columns each), walking row tiles
+ * (grid x: a few blocks per SM). Channels go kc at a time (p.kc, a multiple of 16): where kc covers
+ * C, a block loads the taps ([taps][kc] f32) and the 1x1 weights ([BN][kc + 8] 16-bit) into shared
+ * memory once and keeps them, else once per step. A step: the threads compute the tile's depthwise
+ * outputs, 8 channels of a pixel an item (one 16-byte load of x per tap, the taps unrolled for
+ * 3x3 and 5x5 so that their loads are in flight together), into A ([64][kc + 8]); a barrier;
+ * ldmatrix and mma. The padded rows keep ldmatrix free of bank conflicts. The accumulators leave
+ * through gcr_warp_epi16 (gemm.cuh), through a staging area of each warp's own, so a tile takes
+ * two barriers. Dynamic shared memory: GCR_DWPW_SMEM(BN, taps, kc) bytes (abi.h). */
 #ifndef GCR_DWPW_CUH
 #define GCR_DWPW_CUH
 
@@ -59,87 +61,94 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                                               Epi &epi, Epi8 &epi8)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    enum { BM = GCR_DWPW_BM, BK = GCR_DWPW_BK, LD = GCR_DWPW_LD, NT = BN / 16 };
-    unsigned short *As = (unsigned short *)smem; /* [BM][LD] */
-    unsigned short *Bs = As + BM * LD;            /* [BN][LD] */
-    float *Wt = (float *)(Bs + BN * LD);          /* [taps][BK] */
-    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, wm = wid & 3, wn = wid >> 2;
-    const int C = (int)p.C, M = (int)p.M, O = (int)p.O;
+    enum { BM = GCR_DWPW_BM, NT = BN / 16 };
+    const int C = (int)p.C, M = (int)p.M, O = (int)p.O, KC = (int)p.kc, LD = KC + 8, G = KC / 8;
     const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW, taps = KH * KW;
+    float *Wt = smem;                                     /* [taps][KC] */
+    unsigned short *Bs = (unsigned short *)(Wt + taps * KC); /* [BN][LD] */
+    unsigned short *As = Bs + BN * LD;                    /* [BM][LD] */
+    float *stage = (float *)(As + BM * LD);               /* [8 warps][16][BN / 2 + 8] */
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, wm = wid & 3, wn = wid >> 2;
     const int H = (int)p.H, W = (int)p.W, sp = (int)(p.OH * p.OW), OW = (int)p.OW;
-    const int pr = tid >> 2, cg = (tid & 3) * 8; /* this thread's depthwise pixel and channel group */
-    const int cb = wn * (BN / 2);                /* this warp's first column */
+    const int cb = wn * (BN / 2); /* this warp's first column */
     const unsigned a_addr = (unsigned)__cvta_generic_to_shared(&As[(wm * 16 + (lane & 15)) * LD + (lane >> 4) * 8]);
     const unsigned b_addr = (unsigned)__cvta_generic_to_shared(&Bs[(cb + (lane & 7)) * LD + ((lane >> 3) & 1) * 8]);
-    for (int r0 = (int)blockIdx.x * BM; r0 < M; r0 += (int)gridDim.x * BM) {
-        const int r = r0 + pr;
-        int n = 0, iy0 = 0, ix0 = 0;
-        if (r < M) {
-            n = r / sp;
-            const int rem = r - n * sp, oy = rem / OW, ox = rem - oy * OW;
-            iy0 = oy * (int)p.sh - (int)p.ph;
-            ix0 = ox * (int)p.sw - (int)p.pw;
+    /* the taps and 1x1 weights of channels k0 .. k0 + KC - 1 (0 past C) */
+    auto weights = [&](int k0) {
+        for (int e = tid; e < taps * KC; e += 256) {
+            const int tap = e / KC, c = k0 + e - tap * KC, ky = tap / KW, kx = tap - ky * KW;
+            Wt[e] = c < C ? gcr_dn_ld(dw, c * p.ds[0] + ky * p.ds[2] + kx * p.ds[3]) : 0.0f;
         }
-        const T *xn = x + n * p.xs[0];
+        for (int e = tid; e < BN * G; e += 256) {
+            const int o = e / G, kc = (e - o * G) * 8, c = k0 + kc;
+            uint4 v = make_uint4(0u, 0u, 0u, 0u);
+            if (o < O && c < C) {
+                const T *src = w + o * p.ws[0] + c * p.ws[1];
+                if (p.wvec) {
+                    v = *(const uint4 *)src;
+                } else {
+                    float f[8];
+#pragma unroll
+                    for (int j = 0; j < 8; j++) f[j] = gcr_dn_tof(src[j * p.ws[1]]);
+                    v = gcr_dwpw_pack<T>(f);
+                }
+            }
+            *(uint4 *)&Bs[o * LD + kc] = v;
+        }
+    };
+    const bool resident = KC >= C; /* one step covers C: the weights are loaded once per block */
+    if (resident) weights(0);
+    for (int r0 = (int)blockIdx.x * BM; r0 < M; r0 += (int)gridDim.x * BM) {
         float acc[NT][4];
 #pragma unroll
         for (int j = 0; j < NT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-        for (int k0 = 0; k0 < C; k0 += BK) {
-            __syncthreads(); /* the last chunk's (or row tile's epilogue) readers are done */
-            for (int e = tid; e < taps * BK; e += 256) {
-                const int tap = e / BK, c = k0 + e - tap * BK, ky = tap / KW, kx = tap - ky * KW;
-                Wt[e] = c < C ? gcr_dn_ld(dw, c * p.ds[0] + ky * p.ds[2] + kx * p.ds[3]) : 0.0f;
+        for (int k0 = 0; k0 < C; k0 += KC) {
+            __syncthreads(); /* the weights are in; the last step's MMAs are done with A */
+            if (!resident) {
+                weights(k0);
+                __syncthreads();
             }
-            for (int e = tid; e < BN * (BK / 8); e += 256) {
-                const int o = e / (BK / 8), kc = (e - o * (BK / 8)) * 8, c = k0 + kc;
-                uint4 v = make_uint4(0u, 0u, 0u, 0u);
-                if (o < O && c < C) {
-                    const T *src = w + o * p.ws[0] + c * p.ws[1];
-                    if (p.wvec) {
-                        v = *(const uint4 *)src;
-                    } else {
-                        float f[8];
+            /* the depthwise stage: item e is pixel e / G's channels k0 + 8 (e % G) .. + 7, so that
+             * consecutive threads load consecutive 16-byte channel groups of a pixel */
+#pragma unroll 2
+            for (int e = tid; e < BM * G; e += 256) {
+                const int px = e / G, g8 = (e - px * G) * 8, c0 = k0 + g8, r = r0 + px;
+                uint4 packed = make_uint4(0u, 0u, 0u, 0u);
+                if (r < M && c0 < C) { /* C is a multiple of 8 */
+                    const int n = r / sp, rem = r - n * sp, oy = rem / OW, ox = rem - oy * OW;
+                    const int iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox * (int)p.sw - (int)p.pw;
+                    const T *xn = x + n * p.xs[0] + c0 * p.xs[1];
+                    float v[8];
 #pragma unroll
-                        for (int j = 0; j < 8; j++) f[j] = gcr_dn_tof(src[j * p.ws[1]]);
-                        v = gcr_dwpw_pack<T>(f);
+                    for (int j = 0; j < 8; j++) v[j] = 0.0f;
+                    /* KS 3 / 5: the taps unrolled, so that their loads are in flight together */
+#pragma unroll
+                    for (int ky = 0; ky < KH; ky++) {
+                        const int iy = iy0 + ky * (int)p.dh;
+#pragma unroll
+                        for (int kx = 0; kx < KW; kx++) {
+                            const int ix = ix0 + kx * (int)p.dw;
+                            const bool ok = (unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W;
+                            float xv[8];
+                            gcr_dwpw_x8<T>(p, xn + (ok ? iy * p.xs[2] + ix * p.xs[3] : 0), ok, xv);
+                            const float4 w0 = *(const float4 *)&Wt[(ky * KW + kx) * KC + g8];
+                            const float4 w1 = *(const float4 *)&Wt[(ky * KW + kx) * KC + g8 + 4];
+                            v[0] = fmaf(xv[0], w0.x, v[0]); v[1] = fmaf(xv[1], w0.y, v[1]);
+                            v[2] = fmaf(xv[2], w0.z, v[2]); v[3] = fmaf(xv[3], w0.w, v[3]);
+                            v[4] = fmaf(xv[4], w1.x, v[4]); v[5] = fmaf(xv[5], w1.y, v[5]);
+                            v[6] = fmaf(xv[6], w1.z, v[6]); v[7] = fmaf(xv[7], w1.w, v[7]);
+                        }
                     }
+#pragma unroll
+                    for (int j = 0; j < 8; j++) v[j] = pro(v[j] + (dbias ? gcr_dn_ld(dbias, c0 + j) : 0.0f), n, c0 + j);
+                    packed = gcr_dwpw_pack<T>(v);
                 }
-                *(uint4 *)&Bs[o * LD + kc] = v;
+                *(uint4 *)&As[px * LD + g8] = packed;
             }
             __syncthreads();
-            /* the depthwise stage: pixel r, channels c0 .. c0 + 7 (C is a multiple of 8) */
-            const int c0 = k0 + cg;
-            uint4 packed = make_uint4(0u, 0u, 0u, 0u);
-            if (r < M && c0 < C) {
-                float v[8];
-#pragma unroll
-                for (int j = 0; j < 8; j++) v[j] = 0.0f;
-#pragma unroll
-                for (int ky = 0; ky < KH; ky++) {
-                    const int iy = iy0 + ky * (int)p.dh;
-#pragma unroll
-                    for (int kx = 0; kx < KW; kx++) {
-                        const int ix = ix0 + kx * (int)p.dw;
-                        const bool ok = (unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W;
-                        float xv[8];
-                        gcr_dwpw_x8<T>(p, xn + (ok ? iy * p.xs[2] + ix * p.xs[3] + c0 * p.xs[1] : 0), ok, xv);
-                        const float4 w0 = *(const float4 *)&Wt[(ky * KW + kx) * BK + cg];
-                        const float4 w1 = *(const float4 *)&Wt[(ky * KW + kx) * BK + cg + 4];
-                        v[0] = fmaf(xv[0], w0.x, v[0]); v[1] = fmaf(xv[1], w0.y, v[1]);
-                        v[2] = fmaf(xv[2], w0.z, v[2]); v[3] = fmaf(xv[3], w0.w, v[3]);
-                        v[4] = fmaf(xv[4], w1.x, v[4]); v[5] = fmaf(xv[5], w1.y, v[5]);
-                        v[6] = fmaf(xv[6], w1.z, v[6]); v[7] = fmaf(xv[7], w1.w, v[7]);
-                    }
-                }
-#pragma unroll
-                for (int j = 0; j < 8; j++) v[j] = pro(v[j] + (dbias ? gcr_dn_ld(dbias, c0 + j) : 0.0f), n, c0 + j);
-                packed = gcr_dwpw_pack<T>(v);
-            }
-            *(uint4 *)&As[pr * LD + cg] = packed;
-            __syncthreads();
-            /* the 1x1 conv: this warp's 16 rows x BN / 2 columns over the chunk's 32 channels */
-#pragma unroll
-            for (int ks = 0; ks < BK / 16; ks++) {
+            /* the 1x1 conv: this warp's 16 rows x BN / 2 columns over the step's KC channels */
+#pragma unroll 2
+            for (int ks = 0; ks < KC / 16; ks++) {
                 unsigned a[4];
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                              : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
@@ -154,9 +163,8 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                 }
             }
         }
-        __syncthreads(); /* the staging below reuses the operand tiles */
-        gcr_warp_epi16<NT>(
-            smem + wid * 16 * (NT * 8 + 8), acc,
+        gcr_warp_epi16<NT>( /* a warp's own staging: no barrier (the next tile's first waits for the MMAs) */
+            stage + wid * 16 * (NT * 8 + 8), acc,
             [&](int i, long long &idx, int &img) {
                 const int rr = r0 + wm * 16 + i;
                 if (rr >= M) return false;
@@ -171,9 +179,9 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
 }
 
 /* grid: row tiles (capped at a few blocks per SM, which walk the rest), 256 threads,
- * GCR_DWPW_SMEM(BN, taps) bytes of dynamic shared memory; BN a multiple of 16 up to 256, >= O */
+ * GCR_DWPW_SMEM(BN, taps, kc) bytes of dynamic shared memory; BN a multiple of 16 up to 256, >= O */
 #define GCR_DWPW_KERNEL(NAME, T, BN)                                                                       \
-    extern "C" __global__ void __launch_bounds__(256, (BN) <= 128 ? 2 : 1)                                 \
+    extern "C" __global__ void __launch_bounds__(256, GCR_DWPW_MINB(BN))                                   \
         NAME(const gcr_dwpw_args p, const T *__restrict__ x, const T *__restrict__ dw,                     \
              const T *__restrict__ dbias, const T *__restrict__ w, const T *__restrict__ bias,             \
              T *__restrict__ out GCR_EXTRA_PARAMS)                                                         \
