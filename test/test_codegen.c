@@ -101,13 +101,14 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
         }
     }
     if (expect_refusal) CHECK(refused == 1, "%s: codegen refused %d kernels, want 1", what, refused);
-    /* each chain as one kernel: in clusters of up to 8 blocks (sm_90) and of one block (sm_80 too) */
+    /* each chain as one kernel: in clusters of up to 16 and 8 blocks (sm_90) and of one block (sm_80 too) */
     for (int k = 0; k < ir->n_kernels; k++) {
         if (ir->kernels[k].chain < 2) continue;
-        for (int c = 8; c >= 1; c /= 8) {
+        for (int c = 16; c >= 1; c = c == 16 ? 8 : c / 8) {
             gcr_cg_kernel cg;
             gcr_status s = gcr_codegen_chain(ir, k, c, &cg);
-            if (CHECK(s == GCR_OK && cg.src && cg.type == GCR_CG_OWN && cg.rows > 0 && cg.block == GCR_CHAIN_THREADS,
+            if (CHECK(s == GCR_OK && cg.src && cg.type == GCR_CG_OWN && cg.rows > 0 && cg.block == GCR_CHAIN_THREADS &&
+                          cg.cluster <= c && cg.rows % (cg.cluster ? cg.cluster : 1) == 0,
                       "%s: chain at %s, clusters of %d: %s (%s)", what, ir->kernels[k].name, c, gcr_status_name(s), cg.why)) {
                 n_chain++;
 #ifdef GCR_HAVE_CUDA
@@ -165,7 +166,7 @@ static void test_models(void)
                 gcr_ctx_clear_error(ctx);
             }
     CHECK(n_own >= 10 && n_hooked >= 10, "generated %d own and %d hooked kernels", n_own, n_hooked);
-    CHECK(n_chain >= 12, "generated %d chain kernels (the squeeze-excite case, every dtype and layout, two cluster sizes)",
+    CHECK(n_chain >= 12, "generated %d chain kernels (the squeeze-excite case, every dtype and layout, three cluster limits)",
           n_chain);
     gcr_ctx_destroy(ctx);
 }

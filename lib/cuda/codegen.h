@@ -31,6 +31,7 @@ typedef struct gcr_cg_kernel {
     int64_t threads;
     int64_t rows;
     unsigned block;
+    int cluster;       /* OWN: blocks per cluster its text asks for (__cluster_dims__), 0 none */
     /* HOOKED: the value the anchor reads at slot 0 instead of its traced input (a prologue's
      * source), or -1; and the value whose buffer is the anchor's `out` argument (its meta gives
      * the epilogue's idx layout: the anchor's result meta, data may be an output of the group). */
@@ -46,8 +47,8 @@ gcr_status gcr_codegen_kernel(const gcr_ir *ir, int k, gcr_cg_kernel *cg);
 void gcr_cg_kernel_free(gcr_cg_kernel *cg);
 /* Generates the one kernel of the chain that starts at kernel k (ir->kernels[k].chain steps,
  * lib/chain.h) as an OWN kernel for clusters of at most max_cluster blocks (1: no clusters; else a
- * power of two): rows is the grid it wants (the executor may cap it at a multiple of the cluster),
- * block GCR_CHAIN_THREADS. Its src is a whole program (it includes kernels/chain.cuh), compiled on
+ * power of two; past 8 the launch needs the non-portable cluster size allowed): rows is the grid it
+ * wants (the executor may cap it at a multiple of the cluster, cg->cluster), block GCR_CHAIN_THREADS. Its src is a whole program (it includes kernels/chain.cuh), compiled on
  * its own. GCR_ERR_COMPILE with cg->why where it cannot (the executor then runs the steps one by
  * one), GCR_ERR_OOM. */
 gcr_status gcr_codegen_chain(const gcr_ir *ir, int k, int max_cluster, gcr_cg_kernel *cg);

@@ -156,6 +156,7 @@ gcr_status gcr_codegen_chain(const gcr_ir *ir, int k, int max_cluster, gcr_cg_ke
     free(bt);
     put(&b, "    }\n}\n");
     cg->rows = (int64_t)R * st[0].n;
+    cg->cluster = R > 1 ? R : 0;
     cg->block = GCR_CHAIN_THREADS;
     if (!bt) {
         free(gcr_text_take(&b));

@@ -66,6 +66,8 @@ typedef struct gcr_cuda_drv {
     /* optional (NULL when the driver lacks them): programmatic dependent launch needs both */
     CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
     CUresult (*module_get_global)(CUdeviceptr *, size_t *, CUmodule, const char *);
+    /* optional: without it no chain runs in clusters past the portable 8 blocks */
+    CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
 } gcr_cuda_drv;
 /* The process's driver table, or NULL with the error recorded on ctx (ctx may be NULL). */
 const gcr_cuda_drv *gcr_cuda_driver(gcr_ctx *ctx);

@@ -52,6 +52,8 @@ static void load(void)
     if (!bad && (fetch("cuLaunchKernelEx", (void **)&g_drv.launch_kernel_ex) ||
                  fetch("cuModuleGetGlobal", (void **)&g_drv.module_get_global)))
         g_drv.launch_kernel_ex = NULL, g_drv.module_get_global = NULL;
+    if (!bad && fetch("cuOccupancyMaxActiveClusters", (void **)&g_drv.occupancy_max_active_clusters))
+        g_drv.occupancy_max_active_clusters = NULL;
     g_state = bad ? -1 : 1;
 }
 

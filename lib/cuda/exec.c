@@ -22,6 +22,7 @@
  * The hot path is one pointer comparison and cudaGraphLaunch: no device query, no allocation. */
 #include "codegen.h"
 #include "dense.h"
+#include "../chain.h"
 #include "../exec.h"
 #include "graph_patch.h"
 #include <stdio.h>
@@ -204,17 +205,32 @@ static void unchain(gcr_exec_job *j, cuda_state *st, int k, const char *why)
     for (int i = 1; i < j->ir->kernels[k].chain; i++) st->l[k + i].skip = false;
 }
 
-/* Every chain of the list as its one kernel's text: clusters of up to 8 blocks from sm_90 (the
- * portable cluster size), of one below. */
+/* The largest cluster the chain at kernel k may ask for: from sm_90 the portable 8 blocks, or 16
+ * where its images' clusters of 16 fit the SMs at once and the driver can tell whether the kernel
+ * fits them (chains_compile checks, and falls back to 8); 1 below. An image is one cluster, so at
+ * batch 1 a chain has only its cluster's SMs (MobileNet-v3's squeeze-excite chains read up to 0.9
+ * MB of weights each). On an H200 (2026-11-27, bench/ab_mobilenet.sh, 4 rounds a side), MobileNet-v3
+ * f16 b1 0.372 -> 0.352 ms, b8 0.590 -> 0.563, f32 with TF32 b1 0.468 -> 0.437; b32 and b128 keep 8
+ * (clusters of 16 for all 32 images had taken b32 0.823 -> 0.847). */
+static int chain_cluster_max(gcr_exec_job *j, int k)
+{
+    gcr_ctx *ctx = j->ctx;
+    if (gcr_cuda_arch(ctx) < 90) return 1;
+    const gcr_cuda_drv *d = gcr_cuda_driver(ctx);
+    gcr_chain_step s0;
+    if (!d || !d->occupancy_max_active_clusters || !gcr_chain_step_of(j->ir, k, -1, &s0)) return 8;
+    return s0.n * 16 <= gcr_cuda_sm_count(ctx) ? 16 : 8;
+}
+
+/* Every chain of the list as its one kernel's text, in clusters of up to chain_cluster_max blocks. */
 static gcr_status chains_generate(gcr_exec_job *j, cuda_state *st)
 {
     const gcr_ir *ir = j->ir;
-    const int max_cluster = gcr_cuda_arch(j->ctx) >= 90 ? 8 : 1;
     for (int k = 0; k < st->n; k++) {
         const int len = ir->kernels[k].chain;
         if (len < 2) continue;
         for (int i = 1; i < len; i++) st->l[k + i].skip = true;
-        gcr_status s = gcr_codegen_chain(ir, k, max_cluster, &st->l[k].chain);
+        gcr_status s = gcr_codegen_chain(ir, k, chain_cluster_max(j, k), &st->l[k].chain);
         if (s == GCR_ERR_COMPILE) unchain(j, st, k, st->l[k].chain.why);
         else GCR_CHECK(j->ctx, s == GCR_OK, s, "codegen: out of host memory writing the chain at %s", ir->kernels[k].name);
         k += len - 1;
@@ -222,8 +238,29 @@ static gcr_status chains_generate(gcr_exec_job *j, cuda_state *st)
     return GCR_OK;
 }
 
+/* Whether chain kernel f, in clusters of r blocks, may be launched: past the portable 8 the
+ * function must allow a non-portable size and the device must hold at least one such cluster. */
+static bool chain_fits(gcr_ctx *ctx, gcr_cuda_fn *f, int r, unsigned block)
+{
+    if (r <= 8) return true;
+    const gcr_cuda_drv *d = gcr_cuda_driver(ctx);
+    CUfunction fn = gcr_kernel_function(f);
+    if (!d || !d->occupancy_max_active_clusters ||
+        d->func_set_attribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) != CUDA_SUCCESS)
+        return false;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = (unsigned)r;
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = block;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    int n = 0;
+    return d->occupancy_max_active_clusters(&n, fn, &cfg) == CUDA_SUCCESS && n > 0;
+}
+
 /* Compiles every chain's program (the prefetch has most in the cache by now); one that fails to
- * compile or load is reported and runs its steps one by one (their hooked kernels compile next). */
+ * compile or load is reported and runs its steps one by one (their hooked kernels compile next).
+ * One whose clusters the device cannot hold is generated again in clusters of 8. */
 static gcr_status chains_compile(gcr_exec_job *j, cuda_state *st)
 {
     gcr_ctx *ctx = j->ctx;
@@ -232,6 +269,19 @@ static gcr_status chains_compile(gcr_exec_job *j, cuda_state *st)
         if (!L->chain.src) continue;
         const char *name = L->chain.fn;
         gcr_status before = ctx->status, s = gcr_cuda_program(ctx, L->chain.src, &name, 1, &L->chain_fn);
+        if (s == GCR_OK && !chain_fits(ctx, L->chain_fn, L->chain.cluster, L->chain.block)) {
+            gcr_info(ctx, "replay: the chain at %s does not fit clusters of %d blocks here; of 8", j->ir->kernels[k].name,
+                     L->chain.cluster);
+            gcr_cg_kernel_free(&L->chain);
+            L->chain_fn = NULL;
+            s = gcr_codegen_chain(j->ir, k, 8, &L->chain);
+            if (s == GCR_OK) {
+                name = L->chain.fn;
+                s = gcr_cuda_program(ctx, L->chain.src, &name, 1, &L->chain_fn);
+            } else if (s == GCR_ERR_COMPILE) {
+                gcr_set_error(ctx, s, "%s", L->chain.why);
+            }
+        }
         if (s == GCR_ERR_COMPILE) {
             char why[512];
             snprintf(why, sizeof why, "%.500s", ctx->err);
@@ -357,7 +407,7 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
         if (L->type == L_OWN) st->own[st->n_own++] = gcr_kernel_function(L->fn);
         if (!L->chain_fn) continue;
         st->own[st->n_own++] = gcr_kernel_function(L->chain_fn);
-        int64_t cap = (int64_t)sms * 32; /* a multiple of the cluster (a power of two up to 8) */
+        int64_t cap = (int64_t)sms * 32; /* a multiple of the cluster (a power of two up to 16) */
         L->chain_grid = (unsigned)(L->chain.rows < cap ? L->chain.rows : cap);
         for (int i = 0; i < L->chain.n_params; i++) L->chain_args[i] = &L->chain_pv[i];
     }
