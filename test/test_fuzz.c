@@ -2,8 +2,8 @@
  * (pointwise chains and DAGs, broadcasts, reductions, conv/linear/batch-norm with tails, depthwise
  * convs with strides and the expand -> depthwise -> project runs of depthwise-separable blocks,
  * global means into 1x1 convs (kernel chains), shared intermediates, several outputs, views) run
- * eagerly and as replayed graphs, with fusion on and
- * off, and must agree on fresh data every replay. GCR_FUZZ_N (default 600) and GCR_FUZZ_SEED
+ * eagerly and as replayed graphs, with fusion on and off (odd seeds with conv -> conv pairs asked
+ * for, GCR_CONVCONV=1), and must agree on fresh data every replay. GCR_FUZZ_N (default 600) and GCR_FUZZ_SEED
  * choose the cases; a failure prints the case's seed and the fused graph. */
 #include "capture_util.h"
 #include "../replay/graph.h"
@@ -158,7 +158,13 @@ static void gen(prog *P, uint64_t seed)
                 const int k = h_pick(2) ? 1 : 3;
                 push_conv(P, a, k, 1, 1, 1 + h_pick(5));
             } else {
-                if (form == 2 && h_pick(2)) a = push_conv(P, a, 1, 1, 1, 1 + h_pick(6));
+                /* the expand's width: 1-4, 8 or 16 (multiples of 8 give CUDA's conv -> conv kernel
+                 * its 16-byte channel groups), one draw as before so that older seeds keep their
+                 * other choices */
+                if (form == 2 && h_pick(2)) {
+                    const int64_t v = 1 + h_pick(6);
+                    a = push_conv(P, a, 1, 1, 1, v == 6 ? 16 : v == 5 ? 8 : v);
+                }
                 const int64_t C = P->p[a].out.s[1];
                 const int k = h_pick(2) ? 3 : 5;
                 a = push_conv(P, a, k, 1 + (int)h_pick(2), (int)C, C);
@@ -339,6 +345,7 @@ static int same_values(gcr_tensor *got, gcr_tensor *ref, int64_t n, gcr_dtype dt
 
 static int n_chained; /* cases whose fused graph has a chain (capture/pass_chain.c) */
 static int n_dw, n_cc; /* cases with a depthwise conv; with a conv reading a conv (through an activation or not) */
+static int n_pair;     /* cases whose fused graph runs a conv -> conv pair as one kernel (pass_convconv.c) */
 
 /* counts P's conv forms into n_dw and n_cc */
 static void count_convs(const prog *P)
@@ -366,6 +373,7 @@ static int one_case(uint64_t seed, int fusion)
     o.knobs.fusion = fusion;
     o.knobs.single_node = (int)(seed % 3 == 0);
     o.knobs.horizontal = (int)(seed % 2);
+    o.knobs.convconv = seed % 2 ? 1 : -1; /* odd seeds: pairs wherever the backend has a kernel */
     gcr_ctx *ctx = NULL;
     if (gcr_ctx_create(&ctx, &o) != GCR_OK) return CHECK(0, "ctx");
     /* every fifth case on the device-independent executor */
@@ -390,6 +398,11 @@ static int one_case(uint64_t seed, int fusion)
     for (int k = 0; ok && g && g->cur && k < g->cur->ir->n_kernels; k++)
         if (g->cur->ir->kernels[k].chain > 1) {
             n_chained++;
+            break;
+        }
+    for (int k = 0; ok && g && g->cur && k < g->cur->ir->n_kernels; k++)
+        if (g->cur->ir->kernels[k].inner >= 0) {
+            n_pair++;
             break;
         }
     for (int it = 0; ok && it < 3; it++) {
@@ -521,7 +534,7 @@ static void test_fuzz(void)
     int n = en ? atoi(en) : 600;
     uint64_t seed0 = es ? strtoull(es, NULL, 10) : 1;
     int failed = 0;
-    n_chained = n_dw = n_cc = 0;
+    n_chained = n_dw = n_cc = n_pair = 0;
     for (int i = 0; i < n && failed < 3; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         h_seed(seed);
@@ -536,9 +549,11 @@ static void test_fuzz(void)
             if (!one_case(regress[i], fusion)) { failed++; break; }
     }
     printf("fuzz: %d cases from seed %llu, %d failed, %d graphs with chains, %d with depthwise convs, %d with conv -> "
-           "conv runs\n",
-           n, (unsigned long long)seed0, failed, n_chained, n_dw, n_cc);
+           "conv runs, %d with conv -> conv pairs in one kernel\n",
+           n, (unsigned long long)seed0, failed, n_chained, n_dw, n_cc, n_pair);
     if (n >= 100) {
+        /* the CPU executor takes every pair; CUDA only 16-bit channels-last ones of 8k channels */
+        if (cu_dev == GCR_DEVICE_CPU) CHECK(n_pair >= n / 100, "only %d of %d cases fused a conv -> conv pair", n_pair, n);
         CHECK(n_chained >= n / 50, "only %d of %d cases chained kernels", n_chained, n);
         CHECK(n_dw >= n / 20 && n_cc >= n / 50, "only %d / %d of %d cases with depthwise convs / conv -> conv runs", n_dw,
               n_cc, n);
