@@ -261,7 +261,7 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
     /* the grid: as many row tiles as are resident at once (their blocks walk the rest) */
-    int64_t tiles = (M + GCR_DWPW_BM - 1) / GCR_DWPW_BM, cap = (int64_t)gcr_cuda_sm_count(ctx) * GCR_DWPW_MINB(bn);
+    int64_t tiles = (M + GCR_DWPW_BM(bn) - 1) / GCR_DWPW_BM(bn), cap = (int64_t)gcr_cuda_sm_count(ctx) * GCR_DWPW_MINB(bn);
     void *std[] = {&a, &xp, &dp, &dbp, &wp, &bp, &yp};
     return gcr_cuda_hooked_launch(ctx, k, (unsigned)(tiles < cap ? tiles : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
 }

@@ -150,13 +150,16 @@ typedef struct gcr_dwpw_args {
     gcr_i64 xvec, wvec;           /* 16-byte loads of x's channel groups / of w's rows are legal */
     gcr_i64 kc;                   /* channels a step (a multiple of 16): all of C where it fits */
 } gcr_dwpw_args;
-/* its tile: 64 pixels by kc channels a step, rows padded by 8 halves. Dynamic shared memory: the
- * taps [taps][kc] f32 and the 1x1 weights [bn][kc + 8] 16-bit (loaded once per block when kc
- * covers C), the A tile [64][kc + 8] 16-bit and the epilogue's staging [8 warps][16][bn / 2 + 8]
- * f32. Blocks per SM its registers allow: GCR_DWPW_MINB(bn). */
-#define GCR_DWPW_BM 64
-#define GCR_DWPW_SMEM(bn, taps, kc) \
-    (GCR_DWPW_BM * ((kc) + 8) * 2 + 8 * 16 * ((bn) / 2 + 8) * 4 + (bn) * ((kc) + 8) * 2 + (taps) * (kc) * 4)
+/* its tile: GCR_DWPW_BM(bn) pixels (128 up to bn 64, its 8 warps taking every column; else 64,
+ * as 4 x 2 warps) by kc channels a step, rows padded by 8 halves. Dynamic shared memory: the taps
+ * [taps][kc] f32 and the 1x1 weights [bn][kc + 8] 16-bit (loaded once per block when kc covers C),
+ * the A tile [BM][kc + 8] 16-bit and the epilogue's staging [8 warps][16][bn / WN + 8] f32. Blocks
+ * per SM its registers allow: GCR_DWPW_MINB(bn). */
+#define GCR_DWPW_BM(bn) ((bn) <= 64 ? 128 : 64)
+#define GCR_DWPW_WN(bn) ((bn) <= 64 ? 1 : 2)
+#define GCR_DWPW_SMEM(bn, taps, kc)                                                                       \
+    (GCR_DWPW_BM(bn) * ((kc) + 8) * 2 + 8 * 16 * ((bn) / GCR_DWPW_WN(bn) + 8) * 4 + (bn) * ((kc) + 8) * 2 + \
+     (taps) * (kc) * 4)
 #define GCR_DWPW_MINB(bn) ((bn) <= 32 ? 3 : (bn) <= 128 ? 2 : 1)
 
 /* Pooling (pool.cuh). */

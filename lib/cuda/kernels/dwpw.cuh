@@ -3,7 +3,7 @@
  *
  * Why: in a depthwise-separable block the depthwise result is the widest tensor; unfused it is
  * written once and read once more by the 1x1 conv. Here each block computes the depthwise outputs
- * of a 64-pixel tile straight into the shared-memory A tile of the 1x1 conv's GEMM (through the
+ * of a tile of pixels straight into the shared-memory A tile of the 1x1 conv's GEMM (through the
  * prologue hook: the depthwise conv's own fused epilogue), and multiplies them by the 1x1 weights
  * on mma.sync m16n8k16. All BN >= O output channels are one column tile, so every depthwise
  * output is computed exactly once.
@@ -15,8 +15,9 @@
  * the depthwise result with its bias added (the depthwise conv's epilogue, generated), GCR_EPILOGUE
  * and GCR_EPILOGUE8 the 1x1 conv's sums without its bias (named `bias`, as there).
  *
- * Block: 256 threads, 8 warps as 4 (16 rows each) x 2 (BN / 2 columns each), walking row tiles
- * (grid x: a few blocks per SM). Channels go kc at a time (p.kc, a multiple of 16): where kc covers
+ * Block: 256 threads walking row tiles (grid x: a few blocks per SM) of BM = GCR_DWPW_BM(BN)
+ * pixels: 128 up to BN 64, as 8 warps of 16 rows each, so that a 16-channel layer still gives
+ * every thread a depthwise item; 64 past it, as 4 x 2 warps, each half the columns. Channels go kc at a time (p.kc, a multiple of 16): where kc covers
  * C, a block loads the taps ([taps][kc] f32) and the 1x1 weights ([BN][kc + 8] 16-bit) into shared
  * memory once and keeps them, else once per step. A step: the threads compute the tile's depthwise
  * outputs, 8 channels of a pixel an item (one 16-byte load of x per tap, the taps unrolled for
@@ -61,16 +62,17 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                                               Epi &epi, Epi8 &epi8)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    enum { BM = GCR_DWPW_BM, NT = BN / 16 };
+    /* 8 warps as WM (16 rows each) x WN (BN / WN columns each) */
+    enum { BM = GCR_DWPW_BM(BN), WM = BM / 16, WN = 8 / WM, NT = BN / (8 * WN) };
     const int C = (int)p.C, M = (int)p.M, O = (int)p.O, KC = (int)p.kc, LD = KC + 8, G = KC / 8;
     const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW, taps = KH * KW;
     float *Wt = smem;                                     /* [taps][KC] */
     unsigned short *Bs = (unsigned short *)(Wt + taps * KC); /* [BN][LD] */
     unsigned short *As = Bs + BN * LD;                    /* [BM][LD] */
-    float *stage = (float *)(As + BM * LD);               /* [8 warps][16][BN / 2 + 8] */
-    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, wm = wid & 3, wn = wid >> 2;
+    float *stage = (float *)(As + BM * LD);               /* [8 warps][16][BN / WN + 8] */
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, wm = wid % WM, wn = wid / WM;
     const int H = (int)p.H, W = (int)p.W, sp = (int)(p.OH * p.OW), OW = (int)p.OW;
-    const int cb = wn * (BN / 2); /* this warp's first column */
+    const int cb = wn * (BN / WN); /* this warp's first column */
     const unsigned a_addr = (unsigned)__cvta_generic_to_shared(&As[(wm * 16 + (lane & 15)) * LD + (lane >> 4) * 8]);
     const unsigned b_addr = (unsigned)__cvta_generic_to_shared(&Bs[(cb + (lane & 7)) * LD + ((lane >> 3) & 1) * 8]);
     /* the taps and 1x1 weights of channels k0 .. k0 + KC - 1 (0 past C) */
@@ -110,7 +112,6 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
             }
             /* the depthwise stage: item e is pixel e / G's channels k0 + 8 (e % G) .. + 7, so that
              * consecutive threads load consecutive 16-byte channel groups of a pixel */
-#pragma unroll 2
             for (int e = tid; e < BM * G; e += 256) {
                 const int px = e / G, g8 = (e - px * G) * 8, c0 = k0 + g8, r = r0 + px;
                 uint4 packed = make_uint4(0u, 0u, 0u, 0u);
@@ -146,7 +147,7 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                 *(uint4 *)&As[px * LD + g8] = packed;
             }
             __syncthreads();
-            /* the 1x1 conv: this warp's 16 rows x BN / 2 columns over the step's KC channels */
+            /* the 1x1 conv: this warp's 16 rows x BN / WN columns over the step's KC channels */
 #pragma unroll 2
             for (int ks = 0; ks < KC / 16; ks++) {
                 unsigned a[4];
