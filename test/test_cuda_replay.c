@@ -5,9 +5,10 @@
  * result without a new variant; rebinding both inputs of a conv block, fused and unfused, round
  * after round patches the CUDA Graph's kernel nodes (no re-capture) and equals eager; a shape
  * change re-traces; 100 dependent tiny ops fused and not; a graph keeps the TF32 mode it was
- * captured with. */
+ * captured with; a program that fails to compile leaves an earlier error on the ctx as it was. */
 #include "fused_models.h"
 #include "../replay/graph.h"
+#include "cuda/cuda_internal.h" /* gcr_cuda_st: the arch NVRTC compiles for */
 #include "cuda/graph_patch.h"
 
 static gcr_ctx *gpu_ctx(int graphs, int fusion)
@@ -130,6 +131,19 @@ static void expect_hswish(gcr_ctx *ctx, gcr_graph *g, gcr_tensor *x, const char 
     gcr_scope_end(ctx, s);
 }
 
+/* a graph of hswish(x), captured on ctx and replayed once against eager; NULL (a failed check)
+ * when the capture fails */
+static gcr_graph *capture_hswish(gcr_ctx *ctx, gcr_tensor *x)
+{
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    gcr_hardswish(ctx, x);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    if (!CHECK(g != NULL, "capture: %s", gcr_ctx_error(ctx))) return NULL;
+    expect_hswish(ctx, g, x, "first replay");
+    return g;
+}
+
 static void test_rebind_and_shapes(void)
 {
     for (int graphs = 0; graphs < 2; graphs++) {
@@ -143,12 +157,8 @@ static void test_rebind_and_shapes(void)
         gcr_tensor *x1 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh, GCR_NCHW, h1));
         gcr_tensor *x2 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh, GCR_NCHW, h2));
         gcr_tensor *x3 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh2, GCR_NCHW, h3));
-        gcr_graph *g = NULL;
-        OK(ctx, gcr_capture_begin(ctx));
-        gcr_hardswish(ctx, x1);
-        OK(ctx, gcr_capture_end(ctx, &g));
-        if (CHECK(g != NULL, "capture: %s", gcr_ctx_error(ctx))) {
-            expect_hswish(ctx, g, x1, "x1");
+        gcr_graph *g = capture_hswish(ctx, x1);
+        if (g) {
             expect_hswish(ctx, g, x1, "x1 again (graph replay)");
             OK(ctx, gcr_graph_bind_input(g, 0, x2));
             expect_hswish(ctx, g, x2, "x2 rebound (new pointers patched)");
@@ -175,6 +185,43 @@ static void test_rebind_and_shapes(void)
         free(h3);
         gcr_ctx_destroy(ctx);
     }
+}
+
+/* A fused kernel whose program fails to compile while an earlier error is on the ctx: the build's
+ * search for the failing kernel (each compiled alone) leaves that error as it was, sticky until the
+ * caller clears it. NVRTC is made to refuse every new program by asking for an arch it does not
+ * know (sm_10); the programs compiled before stay in the memory cache. */
+static void test_compile_failure_keeps_sticky_error(void)
+{
+    gcr_ctx *ctx = gpu_ctx(1, 1);
+    if (!ctx) {
+        h_skip_gpu("no CUDA device");
+        return;
+    }
+    int64_t sh[4] = {2, 3, 5, 7}, sh2[4] = {2, 3, 5, 9};
+    float *h1 = h_randn(210, -4, 4), *h2 = h_randn(270, -4, 4);
+    gcr_tensor *x1 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh, GCR_NCHW, h1));
+    gcr_tensor *x2 = gcr_tensor_keep(gcr_tensor_from_data(ctx, GCR_F32, 4, sh2, GCR_NCHW, h2));
+    gcr_graph *g = capture_hswish(ctx, x1);
+    if (g) {
+        gcr_cuda_state *st = gcr_cuda_st(ctx);
+        const int arch = st->arch;
+        st->arch = 10;
+        CHECK(gcr_dropout(ctx, x1, 2.0f) == NULL, "dropout p 2 fails");
+        OK(ctx, gcr_graph_bind_input(g, 0, x2));
+        gcr_status s = gcr_graph_replay(g); /* a new shape: a new program, which NVRTC refuses */
+        CHECK(gcr_ctx_status(ctx) == GCR_ERR_PARAM && strstr(gcr_ctx_error(ctx), "dropout"),
+              "the earlier error stays on the ctx after a failed compile (replay %s): %s %s", gcr_status_name(s),
+              gcr_status_name(gcr_ctx_status(ctx)), gcr_ctx_error(ctx));
+        st->arch = arch;
+        gcr_ctx_clear_error(ctx);
+    }
+    gcr_graph_destroy(g);
+    gcr_tensor_free(x1);
+    gcr_tensor_free(x2);
+    free(h1);
+    free(h2);
+    gcr_ctx_destroy(ctx);
 }
 
 /* knobs.tf32 belongs to a graph from its capture: a 1x1 NHWC conv + relu large enough for the TF32
@@ -439,6 +486,7 @@ int main(void)
     RUN(test_chain100);
     RUN(test_profile_and_dump);
     RUN(test_tf32_snapshot);
+    RUN(test_compile_failure_keeps_sticky_error);
     printf("%d replays compared\n", n_runs);
     return h_finish();
 }

@@ -353,9 +353,12 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
     }
     if (s == GCR_OK) s = prefetch(j, st, n_own > 0);
     if (s == GCR_OK && n_own) {
+        gcr_status before = ctx->status;
         s = gcr_cuda_program(ctx, st->program, names, n_own, fns);
         if (s == GCR_ERR_COMPILE) {
-            /* find the culprit: each generated kernel in a program of its own */
+            /* find the culprit: each generated kernel in a program of its own. Only errors the
+             * search raises are cleared, and only when the ctx held none before the build's
+             * compile: an earlier error stays on the ctx until the caller clears it (sticky). */
             gcr_status saved = s;
             char msg[2048];
             snprintf(msg, sizeof msg, "%s", ctx->err);
@@ -363,12 +366,14 @@ static gcr_status cuda_build(gcr_exec_job *j, int *failed_kernel)
                 if (st->l[k].type != L_OWN) continue;
                 char *one = gcr_codegen_program(&cgs[k], 1);
                 if (!one) break;
-                gcr_ctx_clear_error(ctx);
+                if (before == GCR_OK) gcr_ctx_clear_error(ctx);
                 if (gcr_cuda_program(ctx, one, NULL, 0, NULL) == GCR_ERR_COMPILE) *failed_kernel = k;
                 free(one);
             }
-            gcr_ctx_clear_error(ctx);
-            gcr_set_error(ctx, saved, "%s", msg);
+            if (before == GCR_OK) {
+                gcr_ctx_clear_error(ctx);
+                gcr_set_error(ctx, saved, "%s", msg);
+            }
         }
         for (int k = 0, i = 0; s == GCR_OK && k < st->n; k++)
             if (st->l[k].type == L_OWN) st->l[k].fn = fns[i++];
