@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- op table */
@@ -400,6 +401,14 @@ void gcr_eager_begin(gcr_ctx *ctx, gcr_eager_section *s);
 gcr_status gcr_eager_end(gcr_ctx *ctx, gcr_eager_section *s);
 
 void gcr_progress(const gcr_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* level 1 */
+
+/* files.c: dir/name, allocated (dir NULL: a copy of name); NULL when out of memory */
+char *gcr_path_join(const char *dir, const char *name);
+/* A file written whole or not at all: gcr_file_begin opens a temporary file beside path (*tmp its
+ * name, owned until the commit), gcr_file_commit closes it and renames it over path; either logs a
+ * failure at level 1 (what names the writer) and returns NULL / false, leaving no temporary file. */
+FILE *gcr_file_begin(gcr_ctx *ctx, const char *path, char **tmp, const char *what);
+bool gcr_file_commit(gcr_ctx *ctx, FILE *f, char *tmp, const char *path, const char *what);
 
 /* Internal check macros: record the failed expression with file:line on ctx and return. */
 #define GCR_CHECK(ctx, cond, st, ...)                                                          \

@@ -122,13 +122,6 @@ gcr_exec_settings gcr_graph_settings(gcr_graph *g);
 /* Per-kernel timings (no-op unless profiling), the executors' profile sink. */
 void gcr_prof_add(gcr_graph *g, const char *name, double ts_us, double dur_us);
 void gcr_prof_write(gcr_graph *g);
-/* files.c: dir/name, allocated (dir NULL: a copy of name); NULL when out of memory */
-char *gcr_path_join(const char *dir, const char *name);
-/* A file written whole or not at all: gcr_file_begin opens a temporary file beside path (*tmp its
- * name, owned until the commit), gcr_file_commit closes it and renames it over path; either logs a
- * failure at level 1 (what names the writer) and returns NULL / false, leaving no temporary file. */
-FILE *gcr_file_begin(gcr_ctx *ctx, const char *path, char **tmp, const char *what);
-bool gcr_file_commit(gcr_ctx *ctx, FILE *f, char *tmp, const char *path, const char *what);
 /* host staging (staging.c): v's copies planned for g's staging when it changed (a size that no
  * longer matches v's signature is GCR_ERR_SHAPE); freed with v; the same copies around an eager
  * run of the op list (in: before it, !in: after); g's buffers freed with g */

@@ -5,11 +5,15 @@
  * result without a new variant; rebinding both inputs of a conv block, fused and unfused, round
  * after round patches the CUDA Graph's kernel nodes (no re-capture) and equals eager; a shape
  * change re-traces; 100 dependent tiny ops fused and not; a graph keeps the TF32 mode it was
- * captured with; a program that fails to compile leaves an earlier error on the ctx as it was. */
+ * captured with; a program that fails to compile leaves an earlier error on the ctx as it was; the
+ * source dump keeps its name in a dump directory of any length. */
 #include "fused_models.h"
 #include "../replay/graph.h"
 #include "cuda/cuda_internal.h" /* gcr_cuda_st: the arch NVRTC compiles for */
 #include "cuda/graph_patch.h"
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static gcr_ctx *gpu_ctx(int graphs, int fusion)
 {
@@ -326,6 +330,23 @@ static void test_chain100(void)
     }
 }
 
+/* captures fm_cases[0] (hswish, one fused kernel k0_add+clamp+mul+div) on ctx and replays it once */
+static void replay_first_case(gcr_ctx *ctx)
+{
+    const fm_case *m = &fm_cases[0];
+    gcr_tensor *in[1], *base[1], *out[1];
+    float *h = cu_rand(cu_numel(&m->in[0]), m->in[0].positive);
+    in[0] = cu_make_from(ctx, &m->in[0], GCR_F32, GCR_NCHW, h, &base[0]);
+    gcr_graph *g = NULL;
+    OK(ctx, gcr_capture_begin(ctx));
+    m->fn(ctx, in, out);
+    OK(ctx, gcr_capture_end(ctx, &g));
+    OK(ctx, gcr_graph_replay(g));
+    gcr_graph_destroy(g);
+    gcr_tensor_free(in[0]);
+    free(h);
+}
+
 /* GCR_PROFILE: the first run times every kernel (names carry the group); GCR_DUMP=source writes
  * the generated program */
 static void test_profile_and_dump(void)
@@ -347,16 +368,7 @@ static void test_profile_and_dump(void)
         h_skip_gpu("no CUDA device");
         return;
     }
-    const fm_case *m = &fm_cases[0];
-    gcr_tensor *in[1], *base[1], *out[1];
-    float *h = cu_rand(cu_numel(&m->in[0]), m->in[0].positive);
-    in[0] = cu_make_from(ctx, &m->in[0], GCR_F32, GCR_NCHW, h, &base[0]);
-    gcr_graph *g = NULL;
-    OK(ctx, gcr_capture_begin(ctx));
-    m->fn(ctx, in, out);
-    OK(ctx, gcr_capture_end(ctx, &g));
-    OK(ctx, gcr_graph_replay(g));
-    gcr_graph_destroy(g);
+    replay_first_case(ctx);
     char *j = h_slurp(prof);
     CHECK(j && strstr(j, "k0_add+clamp+mul+div"), "profile %s lacks the fused kernel: %s", prof, j ? j : "(none)");
     free(j);
@@ -370,9 +382,54 @@ static void test_profile_and_dump(void)
     free(src);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "rm");
-    gcr_tensor_free(in[0]);
-    free(h);
     gcr_ctx_destroy(ctx);
+}
+
+/* GCR_DUMP=source into a directory longer than any fixed path buffer (1,283 characters): the
+ * program lands in it as cuda_<key>.cu, under its full name (a 1024-byte buffer cut the name off
+ * and the dump was lost) */
+static void test_dump_long_dir(void)
+{
+    char *deep = malloc(1400);
+    int n = snprintf(deep, 1400, "/tmp/gcr_cuda_dump_long_%d", (int)getpid());
+    mkdir(deep, 0777);
+    for (int level = 0; level < 5; level++) {
+        deep[n++] = '/';
+        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
+        deep[n] = 0;
+        mkdir(deep, 0777);
+    }
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CUDA;
+    o.knobs.dump = "source";
+    o.knobs.dump_dir = deep;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+        h_skip_gpu("no CUDA device");
+    } else {
+        replay_first_case(ctx);
+        int found = 0;
+        DIR *d = opendir(deep);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            size_t l = strlen(e->d_name);
+            if (strncmp(e->d_name, "cuda_", 5) || l != 5 + 16 + 3 || strcmp(e->d_name + l - 3, ".cu")) continue;
+            char *file = malloc(strlen(deep) + l + 2);
+            sprintf(file, "%s/%s", deep, e->d_name);
+            char *src = h_slurp(file);
+            found += src && strstr(src, "gcr_k0_add_clamp_mul_div") != NULL;
+            free(src);
+            unlink(file);
+            free(file);
+        }
+        if (d) closedir(d);
+        CHECK(found == 1, "one source dump with the kernel in the %d-character directory, found %d", (int)strlen(deep),
+              found);
+        gcr_ctx_destroy(ctx);
+    }
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf /tmp/gcr_cuda_dump_long_%d", (int)getpid());
+    CHECK(system(cmd) == 0, "rm");
+    free(deep);
 }
 
 /* the graph's CUDA Graph upkeep (captures, patched rebinds, re-captures) from its last variant */
@@ -485,6 +542,7 @@ int main(void)
     RUN(test_bind_patches);
     RUN(test_chain100);
     RUN(test_profile_and_dump);
+    RUN(test_dump_long_dir);
     RUN(test_tf32_snapshot);
     RUN(test_compile_failure_keeps_sticky_error);
     printf("%d replays compared\n", n_runs);

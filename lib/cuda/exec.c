@@ -25,6 +25,7 @@
 #include "../chain.h"
 #include "../exec.h"
 #include "graph_patch.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -91,17 +92,28 @@ static const cuda_hooked *hooked_of(gcr_op op) { return hooked_kinds[gcr_op_tabl
 
 static const char *anchor_file(gcr_op op) { return hooked_of(op) ? hooked_of(op)->file : "?"; }
 
+/* GCR_DUMP=source: the list's program text, its chains' and its hooked templates', in
+ * dump_dir/cuda_<key>.cu; written as replay's dumps are (files.c), so a directory of any length
+ * keeps the file's name and a file that cannot be written is reported at log level 1 */
 static void dump_source(gcr_exec_job *j, const cuda_state *st)
 {
     gcr_ctx *ctx = j->ctx;
     const char *dir = j->set.dump_dir;
     if (!dir) return;
-    mkdir(dir, 0777);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/cuda_%016llx.cu", dir, (unsigned long long)j->key);
-    FILE *f = fopen(path, "w");
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        gcr_progress(ctx, "dump: cannot create %s: %s", dir, strerror(errno));
+        return;
+    }
+    char name[64], *tmp;
+    snprintf(name, sizeof name, "cuda_%016llx.cu", (unsigned long long)j->key);
+    char *path = gcr_path_join(dir, name);
+    if (!path) {
+        gcr_progress(ctx, "dump: out of host memory writing %s in %s", name, dir);
+        return;
+    }
+    FILE *f = gcr_file_begin(ctx, path, &tmp, "dump");
     if (!f) {
-        gcr_info(ctx, "dump: cannot write %s", path);
+        free(path);
         return;
     }
     fputs(st->program ? st->program : "", f);
@@ -111,8 +123,8 @@ static void dump_source(gcr_exec_job *j, const cuda_state *st)
         if (st->l[i].type == L_HOOKED)
             fprintf(f, "\n/* ---- %s: program text of the %s template with these hooks ---- */\n%s",
                     st->l[i].cg.fn, anchor_file(j->ir->nodes[j->ir->kernels[i].anchor].op), st->l[i].cg.src);
-    fclose(f);
-    gcr_info(ctx, "dump: wrote %s", path);
+    if (gcr_file_commit(ctx, f, tmp, path, "dump")) gcr_info(ctx, "dump: wrote %s", path);
+    free(path);
 }
 
 /* A conv, matmul or pool call through its hooked launcher (h: the hooks and the graph's settings). */

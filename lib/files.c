@@ -1,8 +1,10 @@
-/* files.c — the files replay writes (GCR_DUMP's dumps, GCR_PROFILE's trace): each is written to a
- * temporary file beside its path and renamed over it when complete, so a reader, or another
- * context writing the same path from another thread, never sees half a file; paths have no length
- * limit of their own; a failure is reported at the default log level with the system's reason. */
-#include "graph.h"
+/* files.c — the files the library writes for the user (GCR_DUMP's dumps, the CUDA executor's
+ * program text among them, and GCR_PROFILE's trace): each is written to a temporary file beside
+ * its path and renamed over it when complete, so a reader, or another context writing the same
+ * path from another thread, never sees half a file; paths have no length limit of their own; a
+ * failure is reported at the default log level with the system's reason. In lib/ rather than
+ * replay/ so that the backends' executors write through it too. */
+#include "internal.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
