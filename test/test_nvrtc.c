@@ -4,13 +4,16 @@
  * a broken program fails with GCR_ERR_COMPILE and the NVRTC log instead of aborting; every conv /
  * matmul kernel a hooked launch can pick compiles as a program of its own kernel with hooks; a
  * launcher's program text is hashed once for the memory cache, while the disk cache's key keeps
- * the architecture, NVRTC version, embedded headers and options. */
+ * the architecture, NVRTC version, embedded headers and options, and under a cache_dir of any
+ * length each program's file keeps its full name. */
 #include "harness.h"
 
 #if GCR_HAVE_CUDA
 #include "cuda/cuda_ops.h"
 #include "cuda/dense.h"
 #include "cuda/program.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern const struct gcr_embedded_src { const char *name; const char *text; } gcr_embedded_srcs[];
 
@@ -213,9 +216,58 @@ static void test_program_collision(void)
     CHECK(st.programs == NULL, "cache empty after free");
 }
 
+/* The disk cache under a cache_dir longer than any fixed path buffer (1,283 characters, created by
+ * the store): each program's file keeps its full name, <hash of its key>.mod, so two programs
+ * keep two files and each load finds its own image (1100-byte buffers cut the names inside the
+ * directory, so every program went to one truncated path and a load found the other's key). Host
+ * files only: a CPU ctx carries the knob, no module is loaded. */
+static void test_disk_cache_long_dir(void)
+{
+    char top[64];
+    snprintf(top, sizeof top, "/tmp/gcr_test_diskcache_%d", (int)getpid());
+    char *deep = malloc(1400);
+    int n = snprintf(deep, 1400, "%s", top);
+    for (int level = 0; level < 5; level++) {
+        deep[n++] = '/';
+        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
+        deep[n] = 0;
+    }
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = GCR_DEVICE_CPU;
+    o.knobs.cache_dir = deep;
+    gcr_ctx *ctx = NULL;
+    if (CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "cpu ctx: %s", gcr_ctx_error(ctx))) {
+        const char *keys[2] = {"fmt|sm_90|program a", "fmt|sm_90|program b"};
+        const char imgs[2][16] = {"image of a", "image of b, too"};
+        for (int i = 0; i < 2; i++) gcr_cuda_disk_store(ctx, keys[i], strlen(keys[i]), imgs[i], sizeof imgs[i]);
+        for (int i = 0; i < 2; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "%016llx.mod", (unsigned long long)gcr_cuda_fnv1a(keys[i], strlen(keys[i])));
+            char *file = malloc(strlen(deep) + strlen(name) + 2);
+            sprintf(file, "%s/%s", deep, name);
+            struct stat sb;
+            CHECK(stat(file, &sb) == 0 && S_ISREG(sb.st_mode), "program %d stored as %s in the %d-character directory", i,
+                  name, (int)strlen(deep));
+            free(file);
+            size_t size = 0;
+            char *img = gcr_cuda_disk_load(ctx, keys[i], strlen(keys[i]), &size);
+            CHECK(img && size == sizeof imgs[i] && !memcmp(img, imgs[i], size), "program %d loads its own image (%s)", i,
+                  img ? "another" : "none");
+            free(img);
+        }
+        CHECK(gcr_ctx_status(ctx) == GCR_OK, "the cache raises no error: %s", gcr_ctx_error(ctx));
+        gcr_ctx_destroy(ctx);
+    }
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", top);
+    CHECK(system(cmd) == 0, "rm");
+    free(deep);
+}
+
 int main(void)
 {
     RUN(test_program_keys);
+    RUN(test_disk_cache_long_dir);
     RUN(test_program_collision);
     RUN(test_embedded_sources);
     RUN(test_pointwise_programs);

@@ -1,8 +1,10 @@
 /* diskcache.c — compiled modules across processes, one file per program in knobs.cache_dir,
  * named by the hash of the full disk key (progkey.c) and holding that key again before the image,
- * so a hash collision or a damaged file only costs a recompile. Best effort both ways: a cache
- * that cannot be read or written only costs a compile. */
+ * so a hash collision or a damaged file only costs a recompile. Paths are built to their exact
+ * length, so a cache_dir of any length keeps every file's full name. Best effort both ways: a
+ * cache that cannot be read or written, out of host memory included, only costs a compile. */
 #include "program.h"
+#include "../text.h"
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,10 +14,11 @@
 
 #define FILE_MAGIC "GCRMOD1\n"
 
-static void mkdirs(const char *dir)
+/* dir and every folder above it; false when out of host memory (nothing created) */
+static bool mkdirs(const char *dir)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
+    char *buf = strdup(dir);
+    if (!buf) return false;
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = 0;
@@ -23,19 +26,28 @@ static void mkdirs(const char *dir)
         *p = '/';
     }
     mkdir(buf, 0755);
+    free(buf);
+    return true;
 }
 
-static void cache_path(gcr_ctx *ctx, const char *key, size_t klen, char *buf, size_t n)
+/* cache_dir/<hash of the key>.mod, malloc'ed; NULL when out of host memory */
+static char *cache_path(gcr_ctx *ctx, const char *key, size_t klen)
 {
-    snprintf(buf, n, "%s/%016llx.mod", ctx->knobs.cache_dir, (unsigned long long)gcr_cuda_fnv1a(key, klen));
+    char name[32];
+    snprintf(name, sizeof name, "%016llx.mod", (unsigned long long)gcr_cuda_fnv1a(key, klen));
+    return gcr_path_join(ctx->knobs.cache_dir, name);
 }
 
 void *gcr_cuda_disk_load(gcr_ctx *ctx, const char *want, size_t klen, size_t *size)
 {
     if (!ctx->knobs.cache_dir || !*ctx->knobs.cache_dir) return NULL;
-    char path[1100];
-    cache_path(ctx, want, klen, path, sizeof path);
+    char *path = cache_path(ctx, want, klen);
+    if (!path) {
+        gcr_info(ctx, "kernel cache: out of host memory looking up a program in %s; compiling it", ctx->knobs.cache_dir);
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
+    free(path);
     if (!f) return NULL;
     char magic[8];
     uint64_t kl = 0, il = 0;
@@ -62,14 +74,24 @@ fail:
 void gcr_cuda_disk_store(gcr_ctx *ctx, const char *key, size_t klen, const void *img, size_t size)
 {
     if (!ctx->knobs.cache_dir || !*ctx->knobs.cache_dir) return;
-    mkdirs(ctx->knobs.cache_dir);
-    char path[1100], tmp[1200];
-    cache_path(ctx, key, klen, path, sizeof path);
     static atomic_uint seq; /* unique temporary names across the process's threads */
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1u));
+    char *path = mkdirs(ctx->knobs.cache_dir) ? cache_path(ctx, key, klen) : NULL, *tmp = NULL;
+    if (path) {
+        gcr_text b = gcr_text_growing();
+        gcr_text_put(&b, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1u));
+        tmp = gcr_text_take(&b);
+    }
+    if (!tmp) {
+        gcr_info(ctx, "kernel cache: out of host memory storing a program of %zu bytes in %s; not stored", size,
+                 ctx->knobs.cache_dir);
+        free(path);
+        return;
+    }
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         gcr_info(ctx, "cannot write kernel cache %s: %s", tmp, strerror(errno));
+        free(tmp);
+        free(path);
         return;
     }
     uint64_t kl = klen, il = size;
@@ -77,4 +99,6 @@ void gcr_cuda_disk_store(gcr_ctx *ctx, const char *key, size_t klen, const void 
              fwrite(&il, 8, 1, f) == 1 && fwrite(img, 1, size, f) == size;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) unlink(tmp);
+    free(tmp);
+    free(path);
 }
