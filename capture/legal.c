@@ -423,7 +423,7 @@ int gcr_fuse_anchor(gcr_ir *ir, int n) { return ir->fuse ? ir->fuse->anchor[gcr_
  * inputs), b a 1x1 stride-1 unpadded ungrouped conv, within what the backend runs as one kernel
  * (ir->convconv): their dtypes one of its, channels-last where it needs it, channel counts; and
  * GCR_CONVCONV asks for it (2: where the backend's kernel is the faster). */
-static bool convconv_shapes(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
+static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
 {
     if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[1] < 0) return false;
     const gcr_meta *x = &ir->values[na->in[0]].m, *wd = &ir->values[na->in[1]].m;
@@ -493,12 +493,11 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
         /* a's group (the depthwise conv, its epilogue, no prologue) computes only u, which 1x1
          * conv b alone reads, at input 0; b's group holds b and at most its epilogue */
         if (f->anchors[ra] != 1 || f->anchor[ra] != a || f->anchors[rb] != 1 || f->anchor[rb] != b) return false;
-        if (!convconv_shapes(ir, na, nb)) return false;
+        if (!convconv_offered(ir, na, nb)) return false;
         int u = nb->in[0], pu = ir->values[u].producer, px = ir->values[na->in[0]].producer;
         if (pu < 0 || gcr_group_find(ir, pu) != ra || (px >= 0 && gcr_group_find(ir, px) == ra)) return false;
-        if (nb->in[1] == u || (nb->n_in > 2 && nb->in[2] == u)) return false;
-        if (ir->values[u].out_index >= 0 || ir->values[u].n_cons != 1) return false;
-        if (f->n_out[ra] != 0 || f->ext[ra] != 1) return false;
+        /* one reader (b at input 0: a second read by b counts too) and no graph output in a's group */
+        if (ir->values[u].n_cons != 1 || f->n_out[ra] != 0 || f->ext[ra] != 1) return false;
         break;
     }
     default: return false;
