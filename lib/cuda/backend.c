@@ -150,7 +150,7 @@ static const gcr_backend cuda_backend = {
      * the faster: MobileNet-v3 f16 channels-last with its 7 pairs fused (GCR_CONVCONV=1) replays
      * in 0.406 / 0.906 / 2.204 ms at batch 1 / 32 / 128 against 0.353 / 0.819 / 1.953 apart (H200,
      * 2026-11-27, bench/results/dwpw-h200-2026-11-27.md) */
-    .convconv = {1u << GCR_F16 | 1u << GCR_BF16, true, 8, 256, false},
+    .convconv = {1u << GCR_F16 | 1u << GCR_BF16, true, GCR_DWPW_C_ALIGN, GCR_DWPW_MAX_OUT, false},
     .executor = &gcr_cuda_executor,
 };
 

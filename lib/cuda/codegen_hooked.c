@@ -216,12 +216,14 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         for (int l = 0; l < pg->n_in; l++)
             if (l != main && !pro_load_ok(kind->hook, pg->in[l].strides, &pg->space))
                 return gcr_cg_unsupported(cg, "%s: prologue load %d varies along more than the hooked coordinates", K->name, l);
-        cg->x_value = inner ? -1 : pg->in[main].value;
-        h.main_load = inner ? -1 : main;
+        if (!inner) {
+            cg->x_value = pg->in[main].value;
+            h.main_load = main;
+        }
         for (int l = 0; l < pg->n_in; l++)
             if (gcr_cg_add_param(cg, pg->in[l].value) < 0) return gcr_cg_unsupported(cg, "%s: too many operands", K->name);
     }
-    if (inner) cg->x_value = ir->nodes[K->inner].in[0]; /* bound for the call; the kernel reads the pair's */
+    if (inner) cg->x_value = ir->nodes[K->inner].in[0]; /* bound for the call: the pair's kernel reads it */
     int epi_first = cg->n_params;
     bool has_epi = eg->n_expr > 0;
     if (has_epi) {

@@ -227,7 +227,7 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     const gcr_conv2d_params *p = &d->p.conv;
     const gcr_dtype dt = x->dtype;
     const int64_t C = x->shape[1], O = w->shape[0], M = y->shape[0] * y->shape[2] * y->shape[3];
-    GCR_CHECK(ctx, (dt == GCR_F16 || dt == GCR_BF16) && gcr_cuda_arch(ctx) >= 80 && C % 8 == 0 && O <= 256 &&
+    GCR_CHECK(ctx, (dt == GCR_F16 || dt == GCR_BF16) && gcr_cuda_arch(ctx) >= 80 && C % GCR_DWPW_C_ALIGN == 0 && O <= GCR_DWPW_MAX_OUT &&
                        x->strides[1] == 1 && M < (1LL << 31) && is_depthwise(d),
               GCR_ERR_COMPILE, "conv->conv: no kernel for %s, %lld channels into %lld, %lld pixels on sm_%d",
               gcr_dtype_name(dt), (long long)C, (long long)O, (long long)M, gcr_cuda_arch(ctx));

@@ -46,7 +46,7 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         w = snprintf(buf, n, "GCR_%s_KERNEL(%s, %s, %d)", sk ? "SHORTK" : "PATCH", name, T, bn);
     } else if (!strncmp(fam, "dwpw", 4) && sfx > fam + 4) { /* gcr_dwpw<bn>_<dt>, bn 16 .. 256 by 16 */
         const int bn = atoi(fam + 4);
-        if (bn < 16 || bn > 256 || bn % 16) return -1;
+        if (bn < 16 || bn > GCR_DWPW_MAX_OUT || bn % 16) return -1;
         w = snprintf(buf, n, "GCR_DWPW_KERNEL(%s, %s, %d)", name, T, bn);
     } else if (!strncmp(fam, "dw_", 3) && sfx == fam + 2) {
         w = snprintf(buf, n, "GCR_DW1_KERNEL(%s, %s)", name, T);

@@ -156,6 +156,10 @@ typedef struct gcr_dwpw_args {
  * the A tile [BM][kc + 8] 16-bit and the epilogue's staging [8 warps][16][bn / WN + 8] f32. Blocks
  * per SM its registers allow: GCR_DWPW_MINB(bn). */
 #define GCR_DWPW_BM(bn) ((bn) <= 64 ? 128 : 64)
+/* what the kernel takes (the CUDA backend's gcr_convconv_caps, the launcher's check, the names):
+ * depthwise channels a multiple of 8 (16-byte groups of 16-bit values), at most 256 outputs (bn) */
+#define GCR_DWPW_C_ALIGN 8
+#define GCR_DWPW_MAX_OUT 256
 #define GCR_DWPW_WN(bn) ((bn) <= 64 ? 1 : 2)
 #define GCR_DWPW_SMEM(bn, taps, kc)                                                                       \
     (GCR_DWPW_BM(bn) * ((kc) + 8) * 2 + 8 * 16 * ((bn) / GCR_DWPW_WN(bn) + 8) * 4 + (bn) * ((kc) + 8) * 2 + \
