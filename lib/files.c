@@ -52,6 +52,13 @@ FILE *gcr_file_begin(gcr_ctx *ctx, const char *path, char **tmp, const char *wha
     return f;
 }
 
+bool gcr_dir_make(gcr_ctx *ctx, const char *dir, const char *what)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
+    gcr_progress(ctx, "%s: cannot create %s: %s", what, dir, strerror(errno));
+    return false;
+}
+
 bool gcr_file_commit(gcr_ctx *ctx, FILE *f, char *tmp, const char *path, const char *what)
 {
     bool ok = !ferror(f);

@@ -409,6 +409,9 @@ char *gcr_path_join(const char *dir, const char *name);
  * failure at level 1 (what names the writer) and returns NULL / false, leaving no temporary file. */
 FILE *gcr_file_begin(gcr_ctx *ctx, const char *path, char **tmp, const char *what);
 bool gcr_file_commit(gcr_ctx *ctx, FILE *f, char *tmp, const char *path, const char *what);
+/* Directory dir for such files, made where it does not exist (its parent must); false, logged at
+ * level 1 as those, where it cannot be. */
+bool gcr_dir_make(gcr_ctx *ctx, const char *dir, const char *what);
 
 /* Internal check macros: record the failed expression with file:line on ctx and return. */
 #define GCR_CHECK(ctx, cond, st, ...)                                                          \

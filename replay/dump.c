@@ -5,11 +5,9 @@
  * sharing a directory do not overwrite each other's dumps), the graph's n-th variant. */
 #include "graph.h"
 #include "../lib/text.h"
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 static atomic_ulong dumped; /* variants dumped in the process */
 
@@ -44,10 +42,7 @@ void gcr_dump_variant(gcr_graph *g, gcr_variant *v)
     gcr_ctx *ctx = g->ctx;
     if (!ctx->knobs.dump || !ctx->knobs.dump_dir) return;
     const char *dir = ctx->knobs.dump_dir;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        gcr_progress(ctx, "dump: cannot create %s: %s", dir, strerror(errno));
-        return;
-    }
+    if (!gcr_dir_make(ctx, dir, "dump")) return;
     char stem[64];
     snprintf(stem, sizeof stem, "g%lu_v%d", atomic_fetch_add(&dumped, 1) + 1, g->stats.variants);
     if (gcr_dump_wants(ctx->knobs.dump, "trace")) {

@@ -25,10 +25,8 @@
 #include "../chain.h"
 #include "../exec.h"
 #include "graph_patch.h"
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 typedef enum { L_EAGER, L_OWN, L_HOOKED } ltype;
 
@@ -100,10 +98,7 @@ static void dump_source(gcr_exec_job *j, const cuda_state *st)
     gcr_ctx *ctx = j->ctx;
     const char *dir = j->set.dump_dir;
     if (!dir) return;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        gcr_progress(ctx, "dump: cannot create %s: %s", dir, strerror(errno));
-        return;
-    }
+    if (!gcr_dir_make(ctx, dir, "dump")) return;
     char name[64], *tmp;
     snprintf(name, sizeof name, "cuda_%016llx.cu", (unsigned long long)j->key);
     char *path = gcr_path_join(dir, name);
