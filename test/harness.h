@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static atomic_int h_pass, h_fail, h_skip;
 static const char *h_case = "";
@@ -241,6 +242,23 @@ static __attribute__((unused)) char *h_slurp(const char *path)
     if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
     fclose(f);
     return s;
+}
+
+/* A directory path longer than any fixed path buffer: top, then 5 levels of 250 characters (1,250
+ * past top), malloc'ed; the first `made` directories of that chain (top counts as the first) are
+ * created, so a test can leave the deepest ones to the library */
+static __attribute__((unused)) char *h_long_dir(const char *top, int made)
+{
+    char *deep = malloc(strlen(top) + 5 * 251 + 1);
+    int n = sprintf(deep, "%s", top);
+    if (made > 0) mkdir(deep, 0777);
+    for (int level = 0; level < 5; level++) {
+        deep[n++] = '/';
+        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
+        deep[n] = 0;
+        if (level + 1 < made) mkdir(deep, 0777);
+    }
+    return deep;
 }
 
 /* Layouts a test input can take (h_view); each holds the same logical values:

@@ -390,15 +390,9 @@ static void test_profile_and_dump(void)
  * and the dump was lost) */
 static void test_dump_long_dir(void)
 {
-    char *deep = malloc(1400);
-    int n = snprintf(deep, 1400, "/tmp/gcr_cuda_dump_long_%d", (int)getpid());
-    mkdir(deep, 0777);
-    for (int level = 0; level < 5; level++) {
-        deep[n++] = '/';
-        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
-        deep[n] = 0;
-        mkdir(deep, 0777);
-    }
+    char top[64];
+    snprintf(top, sizeof top, "/tmp/gcr_cuda_dump_long_%d", (int)getpid());
+    char *deep = h_long_dir(top, 6);
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = GCR_DEVICE_CUDA;
     o.knobs.dump = "source";
@@ -427,7 +421,7 @@ static void test_dump_long_dir(void)
         gcr_ctx_destroy(ctx);
     }
     char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf /tmp/gcr_cuda_dump_long_%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf %s", top);
     CHECK(system(cmd) == 0, "rm");
     free(deep);
 }

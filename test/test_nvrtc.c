@@ -225,13 +225,7 @@ static void test_disk_cache_long_dir(void)
 {
     char top[64];
     snprintf(top, sizeof top, "/tmp/gcr_test_diskcache_%d", (int)getpid());
-    char *deep = malloc(1400);
-    int n = snprintf(deep, 1400, "%s", top);
-    for (int level = 0; level < 5; level++) {
-        deep[n++] = '/';
-        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
-        deep[n] = 0;
-    }
+    char *deep = h_long_dir(top, 0); /* the cache makes every level */
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = GCR_DEVICE_CPU;
     o.knobs.cache_dir = deep;

@@ -431,15 +431,9 @@ static void test_dumps_profile(void)
 
     /* a dump directory longer than any fixed path buffer (1,283 characters): the plan lands in it,
      * under its own name (a 1024-byte buffer put it beside the directory, truncated) */
-    char *deep = malloc(1400), *file = malloc(1500);
-    int n = snprintf(deep, 1400, "/tmp/gcr_test_long_%d", (int)getpid());
-    mkdir(deep, 0777);
-    for (int level = 0; level < 5; level++) {
-        deep[n++] = '/';
-        for (int c = 0; c < 250; c++) deep[n++] = (char)('a' + level);
-        deep[n] = 0;
-        if (level < 4) mkdir(deep, 0777);
-    }
+    char top[64];
+    snprintf(top, sizeof top, "/tmp/gcr_test_long_%d", (int)getpid());
+    char *deep = h_long_dir(top, 5), *file = malloc(1500); /* the deepest level is the library's to make */
     o.knobs.dump = " Plan "; /* names match whatever their case and the spaces around them */
     o.knobs.dump_dir = deep;
     o.knobs.profile = NULL;
