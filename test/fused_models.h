@@ -154,6 +154,38 @@ static int fm_dwpw_s2(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
+/* depthwise 3x3 with dilation 2 (the pair kernel's general taps) + relu -> 1x1 conv (bias) */
+static int fm_dwpw_dil(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(2, 1);
+    d.dilation[0] = d.dilation[1] = 2;
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    out[0] = gcr_conv2d(ctx, gcr_relu(ctx, gcr_conv2d(ctx, in[0], in[1], in[2], &d)), in[3], in[4], NULL);
+    return 1;
+}
+
+/* depthwise 5x5 stride 1 + hardswish -> 1x1 conv (bias); depthwise 3x3 stride 1 (dwpw_r4: 72
+ * channels, so that the pair kernel computes 4 outputs an item) */
+static int fm_dwpw_k5(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv((int)gcr_tensor_dim(in[1], 2) / 2, 1);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    gcr_tensor *h = gcr_hardswish(ctx, gcr_mul_scalar(ctx, gcr_conv2d(ctx, in[0], in[1], in[2], &d), 0.25f));
+    out[0] = gcr_conv2d(ctx, h, in[3], in[4], NULL);
+    return 1;
+}
+
+/* depthwise 3x3 stride 2 over 1024 channels -> 1x1 conv into 200: more channels than the pair
+ * kernel holds at once (channel steps, the weights loaded each step) */
+static int fm_dwpw_wide(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 2);
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    gcr_tensor *h = gcr_mul_scalar(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &d), 0.25f);
+    out[0] = gcr_conv2d(ctx, h, in[2], NULL, NULL);
+    return 1;
+}
+
 typedef struct fm_case {
     const char *name;
     cu_model fn;
@@ -187,6 +219,21 @@ static const fm_case fm_cases[] = {
     {"dwpw_s2", fm_dwpw_s2, 7,
      {{4, {3, 24, 13, 10}, 0, 0, 0}, {4, {24, 1, 5, 5}, 1, 0, 0}, {1, {24}, 0, 0, 0}, {1, {24}, 0, 0, 1},
       {1, {24}, 0, 0, 0}, {1, {24}, 0, 0, 0}, {4, {40, 24, 1, 1}, 1, 0, 0}},
+     0},
+    {"dwpw_dil", fm_dwpw_dil, 5,
+     {{4, {2, 40, 11, 13}, 0, 0, 0}, {4, {40, 1, 3, 3}, 1, 0, 0}, {1, {40}, 1, 0, 0}, {4, {24, 40, 1, 1}, 1, 0, 0},
+      {1, {24}, 1, 0, 0}},
+     0},
+    {"dwpw_k5", fm_dwpw_k5, 5,
+     {{4, {1, 64, 9, 17}, 0, 0, 0}, {4, {64, 1, 5, 5}, 1, 0, 0}, {1, {64}, 1, 0, 0}, {4, {48, 64, 1, 1}, 1, 0, 0},
+      {1, {48}, 1, 0, 0}},
+     0},
+    {"dwpw_r4", fm_dwpw_k5, 5,
+     {{4, {2, 72, 10, 19}, 0, 0, 0}, {4, {72, 1, 3, 3}, 1, 0, 0}, {1, {72}, 1, 0, 0}, {4, {24, 72, 1, 1}, 1, 0, 0},
+      {1, {24}, 1, 0, 0}},
+     0},
+    {"dwpw_wide", fm_dwpw_wide, 3,
+     {{4, {2, 1024, 7, 9}, 0, 0, 0}, {4, {1024, 1, 3, 3}, 1, 0, 0}, {4, {200, 1024, 1, 1}, 1, 0, 0}},
      0},
 };
 #define FM_REFUSED "matmul_pro_b" /* the one case codegen must refuse */

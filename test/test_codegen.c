@@ -86,8 +86,12 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
                 char inst[160];
                 bool pair = ir->kernels[k].inner >= 0;
                 if (pair) {
+                    const gcr_node *D = &ir->nodes[ir->kernels[k].inner];
+                    const gcr_meta *wd = &ir->values[D->in[1]].m;
+                    const gcr_conv2d_params *cp = &D->p.conv;
                     char name[48];
-                    snprintf(name, sizeof name, "gcr_dwpw48_%s", gcr_cuda_dt_suffix(adt));
+                    gcr_cuda_dwpw_name(name, sizeof name, 48, wd->shape[2], wd->shape[3], cp->stride[0], cp->stride[1],
+                                       cp->dilation[0], cp->dilation[1], 1 << 20, adt);
                     CHECK(gcr_cuda_dense_inst(name, inst, sizeof inst) == 0, "%s: no instantiation of %s", what, name);
                 }
                 char *src = gcr_cuda_dense_source(gcr_op_table[A->op].kind == GCR_KIND_POOL ? "pool.cuh" : "conv.cuh", adt, 0,

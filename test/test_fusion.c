@@ -814,7 +814,9 @@ static void test_convconv(void)
     gcr_ctx_destroy(ctx);
     /* the knobs: GCR_SKIP_FUSE=convconv and GCR_CONVCONV=0 turn it off; by default (2) it fuses
      * where the backend counts its kernel the faster */
-    const cu_input *dwpw = fm_cases[FM_N_CASES - 2].in;
+    const cu_input *dwpw = NULL;
+    for (int c = 0; c < FM_N_CASES; c++)
+        if (!strcmp(fm_cases[c].name, "dwpw")) dwpw = fm_cases[c].in;
     ctx = ctx_convconv(1, "ConvConv");
     CHECK(kernels_of(ctx, fm_dwpw, dwpw, 6, GCR_F16, GCR_NHWC, NULL) == 2, "skip_fuse=convconv: 2 kernels");
     gcr_ctx_destroy(ctx);

@@ -215,8 +215,19 @@ int gcr_cuda_conv2d_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limi
     return n + gcr_cuda_dense_limits(&a, l + n);
 }
 
-/* the shared memory a gcr_dwpw block may take so that two fit an SM */
-#define DWPW_SMEM_MAX (110 * 1024)
+/* the shared memory a gcr_dwpw block may take so that two fit an SM (227 KB, less 1 KB each that
+ * the driver keeps) */
+#define DWPW_SMEM_MAX (112 * 1024)
+
+void gcr_cuda_dwpw_name(char *buf, size_t n, int bn, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                        int64_t dw, int64_t items, gcr_dtype dt)
+{
+    const bool fast = kh == kw && (kh == 3 || kh == 5) && sh == sw && (sh == 1 || sh == 2) && dh == 1 && dw == 1;
+    const int ks = fast ? (int)kh : 0, st = fast ? (int)sh : 0;
+    int r = GCR_DWPW_RMAX(ks, st);
+    while (r > 1 && items / r < 256) r /= 2;
+    snprintf(buf, n, "gcr_dwpw%dk%ds%dr%d_%s", bn, ks, st, r, gcr_cuda_dt_suffix(dt));
+}
 
 /* A conv->conv pair: depthwise conv d, whose result (through h's prologue) is 1x1 conv c's input,
  * in one kernel (kernels/dwpw.cuh). What it cannot run is refused as GCR_ERR_COMPILE, so the graph
@@ -246,24 +257,45 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     void *yp = gcr_tensor_data(out);
     a.xvec = gcr_cuda_vec16(a.xs, C, 2, xp);
     a.wvec = w->strides[1] == 1 && w->strides[0] % 8 == 0 && (uintptr_t)wp % 16 == 0;
-    /* channels a step: all of C where two blocks still fit an SM (the weights then stay in shared
-     * memory for the block's life), else the widest of 256 .. 32 that does */
     const int bn = (int)((O + 15) / 16 * 16);
-    const int64_t taps = a.KH * a.KW, call = (C + 15) / 16 * 16;
-    a.kc = call;
-    for (int64_t kc = 256; GCR_DWPW_SMEM((int64_t)bn, taps, a.kc) > DWPW_SMEM_MAX && kc >= 32; kc /= 2) a.kc = kc < call ? kc : call;
-    const int64_t smem = GCR_DWPW_SMEM((int64_t)bn, taps, a.kc);
-    GCR_CHECK(ctx, smem <= 227 * 1024, GCR_ERR_COMPILE, "conv->conv: %lld taps need %lld bytes of shared memory",
-              (long long)taps, (long long)smem);
-    char name[32];
-    snprintf(name, sizeof name, "gcr_dwpw%d_%s", bn, gcr_cuda_dt_suffix(dt));
+    const int64_t taps = a.KH * a.KW, bm = GCR_DWPW_BM(bn), call = (C + 15) / 16 * 16;
+    /* the tile's shape: the columns (a power of two) that leave least of the image uncovered, the
+     * squarer on a tie (its halo is smaller) */
+    int64_t best = INT64_MAX, best_skew = INT64_MAX;
+    for (int twl = 2; twl <= 5; twl++) {
+        const int64_t tw = 1 << twl, th = bm / tw, tx = (a.OW + tw - 1) / tw, ty = (a.OH + th - 1) / th;
+        const int64_t area = tx * tw * ty * th, skew = tw > th ? tw / th : th / tw;
+        if (area < best || (area == best && skew < best_skew)) {
+            best = area, best_skew = skew;
+            a.twl = twl, a.tiles_x = tx, a.tiles_y = ty;
+        }
+    }
+    a.hh = (bm / ((int64_t)1 << a.twl) - 1) * a.sh + (a.KH - 1) * a.dh + 1;
+    a.hw = (((int64_t)1 << a.twl) - 1) * a.sw + (a.KW - 1) * a.dw + 1;
+    a.tiles = a.N * a.tiles_y * a.tiles_x;
+    /* channels a step: the widest multiple of 16 that leaves two blocks an SM, with the weights of
+     * every channel resident where that fits, else loaded each step */
+    a.kc = 0;
+    for (int resident = 1; resident >= 0 && !a.kc; resident--)
+        for (int64_t kc = call; kc >= 16 && !a.kc; kc = kc > 16 ? (kc / 2 + 15) / 16 * 16 : 0)
+            if (GCR_DWPW_SMEM((int64_t)bn, taps, resident ? call : kc, kc, a.hh * a.hw) <= DWPW_SMEM_MAX)
+                a.kc = kc, a.wc = resident ? call : kc;
+    GCR_CHECK(ctx, (a.H - 1) * a.xs[2] + (a.W - 1) * a.xs[3] + C < (1LL << 31), GCR_ERR_COMPILE,
+              "conv->conv: an image of %lldx%lldx%lld is past 32-bit offsets", (long long)C, (long long)a.H, (long long)a.W);
+    GCR_CHECK(ctx, a.kc > 0 && a.tiles < (1LL << 31), GCR_ERR_COMPILE,
+              "conv->conv: a %lldx%lld halo of %lld taps takes more than %d bytes of shared memory", (long long)a.hh,
+              (long long)a.hw, (long long)taps, DWPW_SMEM_MAX);
+    const int64_t smem = GCR_DWPW_SMEM((int64_t)bn, taps, a.wc, a.kc, a.hh * a.hw);
+    char name[48];
+    gcr_cuda_dwpw_name(name, sizeof name, bn, a.KH, a.KW, a.sh, a.sw, a.dh, a.dw, bm * (a.kc / 8), dt);
     gcr_cuda_fn *k;
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
-    /* the grid: as many row tiles as are resident at once (their blocks walk the rest) */
-    int64_t tiles = (M + GCR_DWPW_BM(bn) - 1) / GCR_DWPW_BM(bn), cap = (int64_t)gcr_cuda_sm_count(ctx) * GCR_DWPW_MINB(bn);
+    /* the grid: as many tiles as are resident at once (their blocks walk the rest) */
+    const int64_t per_sm = smem * GCR_DWPW_MINB(bn) <= 227 * 1024 ? GCR_DWPW_MINB(bn) : 227 * 1024 / smem;
+    const int64_t cap = (int64_t)gcr_cuda_sm_count(ctx) * per_sm;
     void *std[] = {&a, &xp, &dp, &dbp, &wp, &bp, &yp};
-    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(tiles < cap ? tiles : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
+    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(a.tiles < cap ? a.tiles : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
 }
 
 gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)

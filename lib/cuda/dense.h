@@ -104,4 +104,13 @@ gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, uns
 /* "f32", "f16" or "bf16": the dtype suffix of the kernels' names */
 const char *gcr_cuda_dt_suffix(gcr_dtype dt);
 
+/* The name of the conv->conv pair kernel (kernels/dwpw.cuh) for a depthwise conv with kh x kw taps,
+ * strides sh, sw and dilations dh, dw into bn (a multiple of 16) output channels of dt, its depthwise
+ * stage taking items (8 channels) of its BM-pixel tile (GCR_DWPW_BM), written to buf (n bytes):
+ * "gcr_dwpw<bn>k<ks>s<st>r<r>_<dt>". The variant shares loads along a row where the taps are 3x3
+ * or 5x5 at stride 1 or 2 without dilation, else it is the general one (k0s0); r outputs an item,
+ * as many as leave each of the 256 threads an item. */
+void gcr_cuda_dwpw_name(char *buf, size_t n, int bn, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                        int64_t dw, int64_t items, gcr_dtype dt);
+
 #endif

@@ -44,10 +44,15 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         const int sk = fam[0] == 's', bn = atoi(fam + 5 + sk);
         if (bn != 16 && bn != 32 && bn != 64) return -1;
         w = snprintf(buf, n, "GCR_%s_KERNEL(%s, %s, %d)", sk ? "SHORTK" : "PATCH", name, T, bn);
-    } else if (!strncmp(fam, "dwpw", 4) && sfx > fam + 4) { /* gcr_dwpw<bn>_<dt>, bn 16 .. 256 by 16 */
-        const int bn = atoi(fam + 4);
+    } else if (!strncmp(fam, "dwpw", 4) && sfx > fam + 4) {
+        /* gcr_dwpw<bn>k<ks>s<st>r<r>_<dt>: bn 16 .. 256 by 16; ks 3 or 5 with st 1 or 2, or both 0;
+         * r 1, 2 or 4 up to the variant's GCR_DWPW_RMAX */
+        int bn, ks, st, r, len = 0;
+        if (sscanf(fam + 4, "%dk%ds%dr%d%n", &bn, &ks, &st, &r, &len) != 4 || fam + 4 + len != sfx) return -1;
         if (bn < 16 || bn > GCR_DWPW_MAX_OUT || bn % 16) return -1;
-        w = snprintf(buf, n, "GCR_DWPW_KERNEL(%s, %s, %d)", name, T, bn);
+        if (!((ks == 3 || ks == 5) && (st == 1 || st == 2)) && (ks || st)) return -1;
+        if ((r != 1 && r != 2 && r != 4) || r > GCR_DWPW_RMAX(ks, st)) return -1;
+        w = snprintf(buf, n, "GCR_DWPW_KERNEL(%s, %s, %d, %d, %d, %d)", name, T, bn, ks, st, r);
     } else if (!strncmp(fam, "dw_", 3) && sfx == fam + 2) {
         w = snprintf(buf, n, "GCR_DW1_KERNEL(%s, %s)", name, T);
     } else if ((!strncmp(fam, "dwv_", 4) || !strncmp(fam, "dwc_", 4)) && sfx == fam + 3) {

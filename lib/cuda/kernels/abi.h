@@ -148,23 +148,34 @@ typedef struct gcr_dwpw_args {
     gcr_i64 xs[4], ds[4], ys[4];  /* x [n,c,h,w], depthwise w [c,1,kh,kw], out [n,o,oh,ow] */
     gcr_i64 ws[2];                /* 1x1 w [o,c] */
     gcr_i64 xvec, wvec;           /* 16-byte loads of x's channel groups / of w's rows are legal */
-    gcr_i64 kc;                   /* channels a step (a multiple of 16): all of C where it fits */
+    gcr_i64 kc;                   /* channels a step (a multiple of 16); x's offsets within an image
+                                   * are below 2^31 */
+    gcr_i64 wc;                   /* channels of the weights in shared memory: C rounded up to 16
+                                   * where they stay for the block's life, else kc (loaded a step) */
+    gcr_i64 twl;                  /* a tile is (BM >> twl) output rows by 1 << twl columns */
+    gcr_i64 hh, hw;               /* its input halo: rows, columns */
+    gcr_i64 tiles_x, tiles_y, tiles; /* tiles across a row, down an image, in all (N images) */
 } gcr_dwpw_args;
-/* its tile: GCR_DWPW_BM(bn) pixels (128 up to bn 64, its 8 warps taking every column; else 64,
- * as 4 x 2 warps) by kc channels a step, rows padded by 8 halves. Dynamic shared memory: the taps
- * [taps][kc] f32 and the 1x1 weights [bn][kc + 8] 16-bit (loaded once per block when kc covers C),
- * the A tile [BM][kc + 8] 16-bit and the epilogue's staging [8 warps][16][bn / WN + 8] f32. Blocks
- * per SM its registers allow: GCR_DWPW_MINB(bn). */
+/* its tile: GCR_DWPW_BM(bn) pixels of one image (128 up to bn 64, its 8 warps taking every column;
+ * else 64, as 4 x 2 warps) by kc channels a step, rows padded by 8 halves. Dynamic shared memory:
+ * the taps [taps][wc] and the depthwise bias [wc] f32, the 1x1 weights [bn][wc + 8] 16-bit, two
+ * input halos [hh * hw][kc] 16-bit (one filling by cp.async while the other is read), and the A
+ * tile [BM][kc + 8] 16-bit, which the epilogue's staging [8 warps][16][bn / WN + 8] f32 reuses. Blocks per SM its
+ * registers allow: GCR_DWPW_MINB(bn). */
 #define GCR_DWPW_BM(bn) ((bn) <= 64 ? 128 : 64)
 /* what the kernel takes (the CUDA backend's gcr_convconv_caps, the launcher's check, the names):
  * depthwise channels a multiple of 8 (16-byte groups of 16-bit values), at most 256 outputs (bn) */
 #define GCR_DWPW_C_ALIGN 8
 #define GCR_DWPW_MAX_OUT 256
 #define GCR_DWPW_WN(bn) ((bn) <= 64 ? 1 : 2)
-#define GCR_DWPW_SMEM(bn, taps, kc)                                                                       \
-    (GCR_DWPW_BM(bn) * ((kc) + 8) * 2 + 8 * 16 * ((bn) / GCR_DWPW_WN(bn) + 8) * 4 + (bn) * ((kc) + 8) * 2 + \
-     (taps) * (kc) * 4)
-#define GCR_DWPW_MINB(bn) ((bn) <= 32 ? 3 : (bn) <= 128 ? 2 : 1)
+#define GCR_DWPW_STAGE(bn) (8 * 16 * ((bn) / GCR_DWPW_WN(bn) + 8) * 4)
+#define GCR_DWPW_SMEM(bn, taps, wc, kc, halo)                                                           \
+    ((taps) * (wc) * 4 + (wc) * 4 + (bn) * ((wc) + 8) * 2 + 2 * (halo) * (kc) * 2 +                    \
+     (GCR_DWPW_BM(bn) * ((kc) + 8) * 2 > GCR_DWPW_STAGE(bn) ? GCR_DWPW_BM(bn) * ((kc) + 8) * 2 : GCR_DWPW_STAGE(bn)))
+#define GCR_DWPW_MINB(bn) ((bn) <= 128 ? 2 : 1)
+/* the most depthwise outputs a thread computes along a row, sharing their input columns, in the
+ * kernel variant of ks x ks taps at stride st (0: any taps, stride and dilation) */
+#define GCR_DWPW_RMAX(ks, st) ((ks) && (st) ? ((ks) == 3 && (st) == 1 ? 4 : 2) : 1)
 
 /* Pooling (pool.cuh). */
 typedef struct gcr_pool_args {
@@ -253,7 +264,7 @@ GCR_ABI_SIZE(gcr_divs, 64);
 GCR_ABI_SIZE(gcr_dense_args, 472);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 240);
-GCR_ABI_SIZE(gcr_dwpw_args, 264);
+GCR_ABI_SIZE(gcr_dwpw_args, 320);
 GCR_ABI_SIZE(gcr_copy_args, 288);
 GCR_ABI_SIZE(gcr_transpose_args, 48);
 GCR_ABI_SIZE(gcr_pw_flat_args, 72);

@@ -15,35 +15,25 @@
  * the depthwise result with its bias added (the depthwise conv's epilogue, generated), GCR_EPILOGUE
  * and GCR_EPILOGUE8 the 1x1 conv's sums without its bias (named `bias`, as there).
  *
- * Block: 256 threads walking row tiles (grid x: a few blocks per SM) of BM = GCR_DWPW_BM(BN)
- * pixels: 128 up to BN 64, as 8 warps of 16 rows each, so that a 16-channel layer still gives
- * every thread a depthwise item; 64 past it, as 4 x 2 warps, each half the columns. Channels go kc at a time (p.kc, a multiple of 16): where kc covers
- * C, a block loads the taps ([taps][kc] f32) and the 1x1 weights ([BN][kc + 8] 16-bit) into shared
- * memory once and keeps them, else once per step. A step: the threads compute the tile's depthwise
- * outputs, 8 channels of a pixel an item (one 16-byte load of x per tap, the taps unrolled for
- * 3x3 and 5x5 so that their loads are in flight together), into A ([64][kc + 8]); a barrier;
- * ldmatrix and mma. The padded rows keep ldmatrix free of bank conflicts. The accumulators leave
- * through gcr_warp_epi16 (gemm.cuh), through a staging area of each warp's own, so a tile takes
- * two barriers. Dynamic shared memory: GCR_DWPW_SMEM(BN, taps, kc) bytes (abi.h). */
+ * Block: 256 threads walking tiles (grid x: a few blocks per SM) of BM = GCR_DWPW_BM(BN) output
+ * pixels of one image, (BM >> twl) rows by 1 << twl columns (the launcher picks the shape that
+ * wastes least of the image): 128 up to BN 64, as 8 warps of 16 pixels each, so that a 16-channel
+ * layer still gives every thread a depthwise item; 64 past it, as 4 x 2 warps, each half the
+ * columns. Channels go kc at a time (p.kc, a multiple of 16). A step is a tile's kc channels:
+ *   - its input halo ([hh * hw][kc], zeros in the padding) was copied by cp.async during the step
+ *     before (two halo buffers), so the loads of x overlap the arithmetic;
+ *   - the threads compute the depthwise outputs from the halo, 8 channels of R pixels along a row
+ *     an item (gcr_dwpw_taps), into A ([BM][kc + 8]); a barrier; ldmatrix and mma.
+ * The taps and 1x1 weights stay in shared memory for the block's life where all channels fit
+ * (p.wc), else they are loaded each step. The padded rows keep ldmatrix free of bank conflicts.
+ * The accumulators leave through gcr_warp_epi16 (gemm.cuh), through a staging area of each warp's
+ * own, which reuses A's shared memory: a step takes two barriers, and a tile's last step one more.
+ * Dynamic shared memory: GCR_DWPW_SMEM (abi.h). */
 #ifndef GCR_DWPW_CUH
 #define GCR_DWPW_CUH
 
 #include "gemm.cuh"
-
-/* x's 8 channels at one tap, through a 16-byte load where legal; 0 outside the input */
-template <typename T>
-__device__ __forceinline__ void gcr_dwpw_x8(const gcr_dwpw_args &p, const T *src, bool ok, float (&xv)[8])
-{
-    if (p.xvec) {
-        union { uint4 q; T h[8]; } u;
-        u.q = ok ? *(const uint4 *)src : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-        for (int j = 0; j < 8; j++) xv[j] = gcr_dn_tof(u.h[j]);
-    } else {
-#pragma unroll
-        for (int j = 0; j < 8; j++) xv[j] = ok ? gcr_dn_tof(src[j * p.xs[1]]) : 0.0f;
-    }
-}
+#include "gemm_tc.cuh"
 
 /* 8 values as 8 packed 16-bit elements */
 template <typename T> __device__ __forceinline__ uint4 gcr_dwpw_pack(const float (&v)[8])
@@ -55,34 +45,143 @@ template <typename T> __device__ __forceinline__ uint4 gcr_dwpw_pack(const float
                       h[6] | (unsigned)h[7] << 16);
 }
 
-/* KS: 3 or 5 for square taps unrolled, 0 for any other (loops) */
-template <typename T, int BN, int KS, class Pro, class Epi, class Epi8>
+/* A walk over the items e = tid, tid + 256, ... of a [rows][cols][G] range without a division per
+ * item: (i, j, g) advance by the precomputed (di, dj, dg) of 256 items, with carries. */
+struct gcr_dwpw_walk {
+    int i, j, g, di, dj, dg;
+    __device__ __forceinline__ gcr_dwpw_walk(int cols, int G)
+    {
+        const int t = (int)threadIdx.x, a = t / G, d = 256 / G;
+        i = a / cols, j = a - i * cols, g = t - a * G;
+        di = d / cols, dj = d - di * cols, dg = 256 - d * G;
+    }
+    __device__ __forceinline__ void next(int cols, int G)
+    {
+        g += dg, j += dj, i += di;
+        if (g >= G) g -= G, j++;
+        if (j >= cols) j -= cols, i++;
+    }
+};
+
+/* the halo of a step ([hh][hw][KC] at Hs) of the tile whose input corner is (iy0, ix0), channels
+ * k0 ..: 16-byte cp.async copies where legal (zeros outside the input and past C, read from
+ * nowhere), else plain loads; one commit group. xn: image n's x at channel k0. */
+template <typename T>
+__device__ __forceinline__ void gcr_dwpw_halo(const gcr_dwpw_args &p, const T *__restrict__ xn, const T *__restrict__ x,
+                                              unsigned short *Hs, int iy0, int ix0, int kleft, gcr_dwpw_walk w)
+{
+    const int KC = (int)p.kc, G = KC / 8, HW = (int)p.hw, HH = (int)p.hh, xs2 = (int)p.xs[2], xs3 = (int)p.xs[3];
+    for (; w.i < HH; w.next(HW, G)) {
+        const int iy = iy0 + w.i, ix = ix0 + w.j, c = w.g * 8;
+        const bool ok = (unsigned)iy < (unsigned)p.H && (unsigned)ix < (unsigned)p.W && c < kleft;
+        const T *src = ok ? xn + (iy * xs2 + ix * xs3 + c) : x;
+        unsigned short *dst = Hs + (w.i * HW + w.j) * KC + c;
+        if (p.xvec) {
+            gcr_tc_cp16(dst, src, ok);
+        } else {
+            float v[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = ok ? gcr_dn_tof(src[j]) : 0.0f;
+            *(uint4 *)dst = gcr_dwpw_pack<T>(v);
+        }
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/* 8 16-bit values as f32 */
+template <typename T> __device__ __forceinline__ void gcr_dwpw_unpack(const unsigned short *h, float (&v)[8])
+{
+    union { uint4 q; T h[8]; } u;
+    u.q = *(const uint4 *)h;
+#pragma unroll
+    for (int j = 0; j < 8; j++) v[j] = gcr_dn_tof(u.h[j]);
+}
+
+/* The depthwise sums of R outputs along a row, 8 channels, from the halo at h0 (the first output's
+ * first tap). KS 3 or 5 with S 1 or 2 (no dilation): a tap row's weights are held in registers and
+ * each of the row's (R - 1) * S + KS input columns is loaded and converted once for all R outputs.
+ * KS 0: any taps, stride and dilation, R 1. R (1, 2 or 4, at most GCR_DWPW_RMAX) is chosen so
+ * that a tile still has an item for each thread where it can. */
+template <typename T, int KS, int S, int R>
+__device__ __forceinline__ void gcr_dwpw_taps(const gcr_dwpw_args &p, const unsigned short *h0, const float *wt, int WC,
+                                              float (&acc)[R][8])
+{
+    const int KC = (int)p.kc, HW = (int)p.hw;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[r][j] = 0.0f;
+    if (KS) {
+        enum { K = KS ? KS : 1, NCOL = (R - 1) * S + K };
+#pragma unroll
+        for (int ky = 0; ky < K; ky++) {
+            float wr[K][8];
+#pragma unroll
+            for (int kx = 0; kx < K; kx++) {
+                const float4 a = *(const float4 *)&wt[(ky * K + kx) * WC], b = *(const float4 *)&wt[(ky * K + kx) * WC + 4];
+                wr[kx][0] = a.x, wr[kx][1] = a.y, wr[kx][2] = a.z, wr[kx][3] = a.w;
+                wr[kx][4] = b.x, wr[kx][5] = b.y, wr[kx][6] = b.z, wr[kx][7] = b.w;
+            }
+#pragma unroll
+            for (int col = 0; col < NCOL; col++) {
+                float xv[8];
+                gcr_dwpw_unpack<T>(h0 + (ky * HW + col) * KC, xv);
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    const int kx = col - r * S;
+                    if (kx >= 0 && kx < K)
+#pragma unroll
+                        for (int j = 0; j < 8; j++) acc[r][j] = fmaf(xv[j], wr[kx][j], acc[r][j]);
+                }
+            }
+        }
+    } else {
+        const int KH = (int)p.KH, KW = (int)p.KW, dh = (int)p.dh, dw = (int)p.dw;
+        for (int ky = 0; ky < KH; ky++)
+            for (int kx = 0; kx < KW; kx++) {
+                float xv[8];
+                gcr_dwpw_unpack<T>(h0 + (ky * dh * HW + kx * dw) * KC, xv);
+                const float4 a = *(const float4 *)&wt[(ky * KW + kx) * WC], b = *(const float4 *)&wt[(ky * KW + kx) * WC + 4];
+                const float wv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[0][j] = fmaf(xv[j], wv[j], acc[0][j]);
+            }
+    }
+}
+
+/* KS, S, R: see gcr_dwpw_taps (the launcher names the variant) */
+template <typename T, int BN, int KS, int S, int R, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *__restrict__ x, const T *__restrict__ dw,
                                               const T *__restrict__ dbias, const T *__restrict__ w, float *smem, Pro &pro,
                                               Epi &epi, Epi8 &epi8)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    /* 8 warps as WM (16 rows each) x WN (BN / WN columns each) */
+    /* 8 warps as WM (16 rows each) x WN (BN / WN columns each); R depthwise outputs an item */
     enum { BM = GCR_DWPW_BM(BN), WM = BM / 16, WN = 8 / WM, NT = BN / (8 * WN) };
-    const int C = (int)p.C, M = (int)p.M, O = (int)p.O, KC = (int)p.kc, LD = KC + 8, G = KC / 8;
-    const int KH = KS ? KS : (int)p.KH, KW = KS ? KS : (int)p.KW, taps = KH * KW;
-    float *Wt = smem;                                     /* [taps][KC] */
-    unsigned short *Bs = (unsigned short *)(Wt + taps * KC); /* [BN][LD] */
-    unsigned short *As = Bs + BN * LD;                    /* [BM][LD] */
-    float *stage = (float *)(As + BM * LD);               /* [8 warps][16][BN / WN + 8] */
+    const int C = (int)p.C, O = (int)p.O, KC = (int)p.kc, LD = KC + 8, G = KC / 8, WC = (int)p.wc, LW = WC + 8;
+    const int taps = (int)(p.KH * p.KW), KW = (int)p.KW, SH = S ? S : (int)p.sh, SW = S ? S : (int)p.sw;
+    const int TWL = (int)p.twl, TW = 1 << TWL, TH = BM >> TWL, HW = (int)p.hw, HP = (int)p.hh * HW;
+    const int tiles = (int)p.tiles, TX = (int)p.tiles_x, per = TX * (int)p.tiles_y, nk = (C + KC - 1) / KC;
+    float *Wt = smem;                                     /* [taps][WC] */
+    float *Db = Wt + taps * WC;                           /* [WC] */
+    unsigned short *Bs = (unsigned short *)(Db + WC);     /* [BN][LW] */
+    unsigned short *Hs = Bs + BN * LW;                    /* [2][HP][KC] */
+    unsigned short *As = Hs + 2 * HP * KC;                /* [BM][LD] */
+    float *stage = (float *)As;                           /* [8 warps][16][BN / WN + 8], after the MMAs */
     const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, wm = wid % WM, wn = wid / WM;
-    const int H = (int)p.H, W = (int)p.W, sp = (int)(p.OH * p.OW), OW = (int)p.OW;
+    const int OH = (int)p.OH, OW = (int)p.OW;
     const int cb = wn * (BN / WN); /* this warp's first column */
     const unsigned a_addr = (unsigned)__cvta_generic_to_shared(&As[(wm * 16 + (lane & 15)) * LD + (lane >> 4) * 8]);
-    const unsigned b_addr = (unsigned)__cvta_generic_to_shared(&Bs[(cb + (lane & 7)) * LD + ((lane >> 3) & 1) * 8]);
-    /* the taps and 1x1 weights of channels k0 .. k0 + KC - 1 (0 past C) */
+    const unsigned b_addr = (unsigned)__cvta_generic_to_shared(&Bs[(cb + (lane & 7)) * LW + ((lane >> 3) & 1) * 8]);
+    /* the taps, depthwise bias and 1x1 weights of channels k0 .. k0 + WC - 1 (0 past C) */
     auto weights = [&](int k0) {
-        for (int e = tid; e < taps * KC; e += 256) {
-            const int tap = e / KC, c = k0 + e - tap * KC, ky = tap / KW, kx = tap - ky * KW;
-            Wt[e] = c < C ? gcr_dn_ld(dw, c * p.ds[0] + ky * p.ds[2] + kx * p.ds[3]) : 0.0f;
+        for (int e = tid; e < (taps + 1) * WC; e += 256) {
+            const int tap = e / WC, c = k0 + e - tap * WC, ky = tap / KW, kx = tap - ky * KW;
+            Wt[e] = c >= C ? 0.0f : tap < taps ? gcr_dn_ld(dw, c * p.ds[0] + ky * p.ds[2] + kx * p.ds[3])
+                                  : dbias ? gcr_dn_ld(dbias, c) : 0.0f;
         }
-        for (int e = tid; e < BN * G; e += 256) {
-            const int o = e / G, kc = (e - o * G) * 8, c = k0 + kc;
+        for (int e = tid; e < BN * (WC / 8); e += 256) {
+            const int o = e / (WC / 8), kc = (e - o * (WC / 8)) * 8, c = k0 + kc;
             uint4 v = make_uint4(0u, 0u, 0u, 0u);
             if (o < O && c < C) {
                 const T *src = w + o * p.ws[0] + c * p.ws[1];
@@ -95,93 +194,106 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                     v = gcr_dwpw_pack<T>(f);
                 }
             }
-            *(uint4 *)&Bs[o * LD + kc] = v;
+            *(uint4 *)&Bs[o * LW + kc] = v;
         }
     };
-    const bool resident = KC >= C; /* one step covers C: the weights are loaded once per block */
+    const bool resident = WC >= C; /* the weights of every channel are loaded once per block */
     if (resident) weights(0);
-    for (int r0 = (int)blockIdx.x * BM; r0 < M; r0 += (int)gridDim.x * BM) {
-        float acc[NT][4];
-#pragma unroll
-        for (int j = 0; j < NT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-        for (int k0 = 0; k0 < C; k0 += KC) {
-            __syncthreads(); /* the weights are in; the last step's MMAs are done with A */
-            if (!resident) {
-                weights(k0);
-                __syncthreads();
-            }
-            /* the depthwise stage: item e is pixel e / G's channels k0 + 8 (e % G) .. + 7, so that
-             * consecutive threads load consecutive 16-byte channel groups of a pixel */
-            for (int e = tid; e < BM * G; e += 256) {
-                const int px = e / G, g8 = (e - px * G) * 8, c0 = k0 + g8, r = r0 + px;
-                uint4 packed = make_uint4(0u, 0u, 0u, 0u);
-                if (r < M && c0 < C) { /* C is a multiple of 8 */
-                    const int n = r / sp, rem = r - n * sp, oy = rem / OW, ox = rem - oy * OW;
-                    const int iy0 = oy * (int)p.sh - (int)p.ph, ix0 = ox * (int)p.sw - (int)p.pw;
-                    const T *xn = x + n * p.xs[0] + c0 * p.xs[1];
-                    float v[8];
-#pragma unroll
-                    for (int j = 0; j < 8; j++) v[j] = 0.0f;
-                    /* KS 3 / 5: the taps unrolled, so that their loads are in flight together */
-#pragma unroll
-                    for (int ky = 0; ky < KH; ky++) {
-                        const int iy = iy0 + ky * (int)p.dh;
-#pragma unroll
-                        for (int kx = 0; kx < KW; kx++) {
-                            const int ix = ix0 + kx * (int)p.dw;
-                            const bool ok = (unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W;
-                            float xv[8];
-                            gcr_dwpw_x8<T>(p, xn + (ok ? iy * p.xs[2] + ix * p.xs[3] : 0), ok, xv);
-                            const float4 w0 = *(const float4 *)&Wt[(ky * KW + kx) * KC + g8];
-                            const float4 w1 = *(const float4 *)&Wt[(ky * KW + kx) * KC + g8 + 4];
-                            v[0] = fmaf(xv[0], w0.x, v[0]); v[1] = fmaf(xv[1], w0.y, v[1]);
-                            v[2] = fmaf(xv[2], w0.z, v[2]); v[3] = fmaf(xv[3], w0.w, v[3]);
-                            v[4] = fmaf(xv[4], w1.x, v[4]); v[5] = fmaf(xv[5], w1.y, v[5]);
-                            v[6] = fmaf(xv[6], w1.z, v[6]); v[7] = fmaf(xv[7], w1.w, v[7]);
-                        }
-                    }
-#pragma unroll
-                    for (int j = 0; j < 8; j++) v[j] = pro(v[j] + (dbias ? gcr_dn_ld(dbias, c0 + j) : 0.0f), n, c0 + j);
-                    packed = gcr_dwpw_pack<T>(v);
-                }
-                *(uint4 *)&As[px * LD + g8] = packed;
-            }
+    const gcr_dwpw_walk hwalk(HW, G), dwalk(TW / R, G); /* over halo [hh][hw][G], items [TH][TW / R][G] */
+    /* the block's steps: its tiles (blockIdx.x, + gridDim.x, ...) by their nk channel chunks; step
+     * s + 1's halo is in flight while step s computes. tile(): image, output corner */
+    auto tile = [&](int t, int &n, int &oy0, int &ox0) {
+        n = t / per;
+        const int r = t - n * per, ty = r / TX;
+        oy0 = ty * TH, ox0 = (r - ty * TX) * TW;
+    };
+    auto halo = [&](int s, int n, int oy0, int ox0, int k0) {
+        gcr_dwpw_halo<T>(p, x + n * p.xs[0] + k0, x, Hs + (s & 1) * HP * KC, oy0 * SH - (int)p.ph, ox0 * SW - (int)p.pw,
+                         C - k0, hwalk);
+    };
+    const int steps = ((tiles - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x) * nk;
+    int t = (int)blockIdx.x, kk = 0, n, oy0, ox0; /* step s's tile and chunk */
+    tile(t, n, oy0, ox0);
+    if (steps > 0) halo(0, n, oy0, ox0, 0);
+    float acc[NT][4];
+    for (int s = 0; s < steps; s++) {
+        const int k0 = kk * KC;
+        int t1 = t, kk1 = kk + 1, n1 = n, oy1 = oy0, ox1 = ox0; /* step s + 1 */
+        if (kk1 == nk) kk1 = 0, t1 += (int)gridDim.x, tile(t1, n1, oy1, ox1);
+        if (s + 1 < steps) {
+            halo(s + 1, n1, oy1, ox1, kk1 * KC);
+            asm volatile("cp.async.wait_group 1;\n" ::);
+        } else {
+            asm volatile("cp.async.wait_group 0;\n" ::);
+        }
+        __syncthreads(); /* step s's halo is in; the last step's MMAs are done with A (and B) */
+        if (!resident) {
+            weights(k0);
             __syncthreads();
-            /* the 1x1 conv: this warp's 16 rows x BN / WN columns over the step's KC channels */
-#pragma unroll 2
-            for (int ks = 0; ks < KC / 16; ks++) {
-                unsigned a[4];
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                             : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                             : "r"(a_addr + ks * 32));
+        }
+        const int wk = resident ? k0 : 0; /* k0's column in Wt and Bs */
+        if (kk == 0) {
 #pragma unroll
-                for (int j = 0; j < NT; j++) {
-                    unsigned b[2];
-                    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
-                                 : "=r"(b[0]), "=r"(b[1])
-                                 : "r"(b_addr + (j * 8 * LD + ks * 16) * 2));
-                    gcr_dn_mma16816<T>(acc[j], a, b);
+            for (int j = 0; j < NT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+        }
+        /* the depthwise stage: item (row i, column group j, channel group g) is outputs (i, R j ..
+         * R j + R - 1)'s channels k0 + 8 g .. + 7 (consecutive threads take consecutive channel
+         * groups) */
+        const unsigned short *H = Hs + (s & 1) * HP * KC;
+        for (gcr_dwpw_walk it = dwalk; it.i < TH; it.next(TW / R, G)) {
+            const int px = (it.i << TWL) + it.j * R, g8 = it.g * 8, oy = oy0 + it.i, ox = ox0 + it.j * R;
+            float v[R][8];
+            const bool live = oy < OH && ox < OW && k0 + g8 < C; /* C is a multiple of 8 */
+            if (live) gcr_dwpw_taps<T, KS, S, R>(p, H + (it.i * SH * HW + it.j * R * SW) * KC + g8, Wt + wk + g8, WC, v);
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                uint4 packed = make_uint4(0u, 0u, 0u, 0u);
+                if (live && ox + r < OW) {
+#pragma unroll
+                    for (int j = 0; j < 8; j++) v[r][j] = pro(v[r][j] + Db[wk + g8 + j], n, k0 + g8 + j);
+                    packed = gcr_dwpw_pack<T>(v[r]);
                 }
+                *(uint4 *)&As[(px + r) * LD + g8] = packed;
             }
         }
-        gcr_warp_epi16<NT>( /* a warp's own staging: no barrier (the next tile's first waits for the MMAs) */
-            stage + wid * 16 * (NT * 8 + 8), acc,
-            [&](int i, long long &idx, int &img) {
-                const int rr = r0 + wm * 16 + i;
-                if (rr >= M) return false;
-                const int nn = rr / sp, rem = rr - nn * sp, oy = rem / OW, ox = rem - oy * OW;
-                idx = nn * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
-                img = nn;
-                return true;
-            },
-            O - cb, cb, cb, p.ys[1], epi, epi8);
+        __syncthreads();
+        /* the 1x1 conv: this warp's 16 rows x BN / WN columns over the step's KC channels */
+#pragma unroll 2
+        for (int ks = 0; ks < KC / 16; ks++) {
+            unsigned a[4];
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                         : "r"(a_addr + ks * 32));
+#pragma unroll
+            for (int j = 0; j < NT; j++) {
+                unsigned b[2];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                             : "=r"(b[0]), "=r"(b[1])
+                             : "r"(b_addr + (j * 8 * LW + wk + ks * 16) * 2));
+                gcr_dn_mma16816<T>(acc[j], a, b);
+            }
+        }
+        if (kk == nk - 1) {
+            __syncthreads(); /* every warp is done with A, which the staging reuses */
+            gcr_warp_epi16<NT>( /* a warp's own staging (the next step's first barrier waits for it) */
+                stage + wid * 16 * (NT * 8 + 8), acc,
+                [&](int i, long long &idx, int &img) {
+                    const int px = wm * 16 + i, py = px >> TWL, oy = oy0 + py, ox = ox0 + px - (py << TWL);
+                    if (oy >= OH || ox >= OW) return false;
+                    idx = n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+                    img = n;
+                    return true;
+                },
+                O - cb, cb, cb, p.ys[1], epi, epi8);
+        }
+        t = t1, kk = kk1, n = n1, oy0 = oy1, ox0 = ox1;
     }
 #endif
 }
 
-/* grid: row tiles (capped at a few blocks per SM, which walk the rest), 256 threads,
- * GCR_DWPW_SMEM(BN, taps, kc) bytes of dynamic shared memory; BN a multiple of 16 up to 256, >= O */
-#define GCR_DWPW_KERNEL(NAME, T, BN)                                                                       \
+/* grid: tiles (capped at a few blocks per SM, which walk the rest), 256 threads, GCR_DWPW_SMEM
+ * bytes of dynamic shared memory; BN a multiple of 16 up to 256, >= O; KS, S, R as gcr_dwpw_taps */
+#define GCR_DWPW_KERNEL(NAME, T, BN, KS, S, R)                                                              \
     extern "C" __global__ void __launch_bounds__(256, GCR_DWPW_MINB(BN))                                   \
         NAME(const gcr_dwpw_args p, const T *__restrict__ x, const T *__restrict__ dw,                     \
              const T *__restrict__ dbias, const T *__restrict__ w, const T *__restrict__ bias,             \
@@ -190,9 +302,7 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
         gcr_grid_dep();                                                                                    \
         GCR_HOOK_LAMBDAS;                                                                                  \
         extern __shared__ __align__(16) float gcr_dwpw_smem[];                                             \
-        if (p.KH == 3 && p.KW == 3) gcr_dwpw_body<T, BN, 3>(p, x, dw, dbias, w, gcr_dwpw_smem, pro, epi, epi8); \
-        else if (p.KH == 5 && p.KW == 5) gcr_dwpw_body<T, BN, 5>(p, x, dw, dbias, w, gcr_dwpw_smem, pro, epi, epi8); \
-        else gcr_dwpw_body<T, BN, 0>(p, x, dw, dbias, w, gcr_dwpw_smem, pro, epi, epi8);                   \
+        gcr_dwpw_body<T, BN, KS, S, R>(p, x, dw, dbias, w, gcr_dwpw_smem, pro, epi, epi8);                 \
     }
 
 #endif /* GCR_DWPW_CUH */
