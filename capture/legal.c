@@ -423,26 +423,44 @@ int gcr_fuse_anchor(gcr_ir *ir, int n) { return ir->fuse ? ir->fuse->anchor[gcr_
  * inputs), b a 1x1 stride-1 unpadded ungrouped conv, within what the backend runs as one kernel
  * (ir->convconv): their dtypes one of its, channels-last where it needs it, channel counts; and
  * GCR_CONVCONV asks for it (2: where the backend's kernel is the faster). */
+/* a conv of one group per channel, one filter each */
+static bool conv_depthwise(const gcr_ir *ir, const gcr_node *n)
+{
+    const gcr_meta *x = &ir->values[n->in[0]].m, *w = &ir->values[n->in[1]].m;
+    return n->p.conv.groups == x->shape[1] && w->shape[0] == x->shape[1] && w->shape[1] == 1;
+}
+
+/* a 1x1 conv of one group at stride 1 without padding */
+static bool conv_pointwise(const gcr_ir *ir, const gcr_node *n)
+{
+    const gcr_meta *w = &ir->values[n->in[1]].m;
+    const gcr_conv2d_params *p = &n->p.conv;
+    return w->shape[2] == 1 && w->shape[3] == 1 && p->groups == 1 && p->stride[0] == 1 && p->stride[1] == 1 &&
+           p->padding[0] == 0 && p->padding[1] == 0;
+}
+
+/* conv a then conv b, in a form and within caps the backend's executor runs as one kernel */
 static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
 {
-    if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[1] < 0) return false;
-    const gcr_meta *x = &ir->values[na->in[0]].m, *wd = &ir->values[na->in[1]].m;
-    const gcr_meta *wp = &ir->values[nb->in[1]].m, *y = &ir->values[nb->out].m, *u = &ir->values[nb->in[0]].m;
-    const gcr_conv2d_params *pa = &na->p.conv, *pb = &nb->p.conv;
-    int64_t C = x->shape[1];
-    if (pa->groups != C || wd->shape[0] != C || wd->shape[1] != 1) return false;
-    if (wp->shape[2] != 1 || wp->shape[3] != 1 || pb->groups != 1 || pb->stride[0] != 1 || pb->stride[1] != 1 ||
-        pb->padding[0] != 0 || pb->padding[1] != 0)
+    if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[0] < 0 ||
+        nb->in[1] < 0)
         return false;
     const gcr_convconv_caps *cc = &ir->convconv;
+    const bool dw_pw = conv_depthwise(ir, na) && conv_pointwise(ir, nb);
+    const bool pw_dw = !dw_pw && conv_pointwise(ir, na) && conv_depthwise(ir, nb);
+    if (!((dw_pw && (cc->forms & GCR_CONVCONV_DW_PW)) || (pw_dw && (cc->forms & GCR_CONVCONV_PW_DW)))) return false;
+    const gcr_meta *x = &ir->values[na->in[0]].m, *wa = &ir->values[na->in[1]].m;
+    const gcr_meta *wb = &ir->values[nb->in[1]].m, *y = &ir->values[nb->out].m, *u = &ir->values[nb->in[0]].m;
     const int knob = ir->ctx->knobs.convconv;
     if (knob == 0 || (knob == 2 && !cc->faster)) return false;
     gcr_dtype dt = x->dtype;
-    if (!(cc->dtypes >> dt & 1u) || wd->dtype != dt || wp->dtype != dt || u->dtype != dt || y->dtype != dt) return false;
+    if (!(cc->dtypes >> dt & 1u) || wa->dtype != dt || wb->dtype != dt || u->dtype != dt || y->dtype != dt) return false;
     if ((na->n_in > 2 && na->in[2] >= 0 && ir->values[na->in[2]].m.dtype != dt) ||
         (nb->n_in > 2 && nb->in[2] >= 0 && ir->values[nb->in[2]].m.dtype != dt))
         return false; /* the biases */
-    if (cc->channels_last && ((C > 1 && x->strides[1] != 1) || (y->shape[1] > 1 && y->strides[1] != 1))) return false;
+    if (cc->channels_last && ((x->shape[1] > 1 && x->strides[1] != 1) || (y->shape[1] > 1 && y->strides[1] != 1)))
+        return false;
+    const int64_t C = u->shape[1]; /* the depthwise conv's channels: the value between the two */
     if (cc->c_align > 1 && C % cc->c_align != 0) return false;
     return cc->max_out <= 0 || y->shape[1] <= cc->max_out;
 }
@@ -490,8 +508,8 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
         if (!group_space_is(ir, ra, &va->m)) return false;
         break;
     case GCR_FUSE_CONVCONV: {
-        /* a's group (the depthwise conv, its epilogue, no prologue) computes only u, which 1x1
-         * conv b alone reads, at input 0; b's group holds b and at most its epilogue */
+        /* a's group (the first conv, its epilogue, no prologue) computes only u, which conv b
+         * alone reads, at input 0; b's group holds b and at most its epilogue */
         if (f->anchors[ra] != 1 || f->anchor[ra] != a || f->anchors[rb] != 1 || f->anchor[rb] != b) return false;
         if (!convconv_offered(ir, na, nb)) return false;
         int u = nb->in[0], pu = ir->values[u].producer, px = ir->values[na->in[0]].producer;

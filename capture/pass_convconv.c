@@ -1,8 +1,11 @@
-/* pass_convconv.c — fusion rule 6: a depthwise conv whose result, through its own epilogue (BN
- * folded into it, an activation), only a 1x1 conv reads runs inside that conv's kernel, so the
- * depthwise result never goes through memory: the first half of a depthwise-separable block. The
- * legality rule (legal.c) states it in shapes and the backend's gcr_convconv_caps; it runs after
- * the epilogue and prologue passes, so each conv arrives with its own epilogue. */
+/* pass_convconv.c — fusion rule 6: a conv whose result, through its own epilogue (BN folded into
+ * it, an activation), only the next conv reads runs inside that conv's kernel, so the value
+ * between them never goes through memory. Two forms: a depthwise conv into a 1x1 conv (the second
+ * half of an inverted-residual block, the first of a depthwise-separable one) and a 1x1 conv into
+ * a depthwise conv (the expansion into its depthwise conv). The legality rule (legal.c) states
+ * them in shapes and the backend's gcr_convconv_caps (which forms its executor runs); the pass
+ * runs after the epilogue and prologue passes, so each conv arrives with its own epilogue. A conv
+ * joins one pair: of expand -> depthwise -> project, the pair met first in trace order forms. */
 #include "ir.h"
 
 gcr_status gcr_pass_convconv(gcr_ir *ir)

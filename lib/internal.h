@@ -270,13 +270,16 @@ typedef struct gcr_operand_budget {
     int own, hooked;
 } gcr_operand_budget;
 
-/* The conv->conv groups (capture/pass_convconv.c: a depthwise conv whose result, through its own
- * epilogue, only a 1x1 conv reads) a backend's executor runs as one kernel. dtypes: a bit per
- * gcr_dtype (0: the pass fuses nothing); channels_last: the depthwise conv's input and the 1x1
- * conv's result must have channel stride 1; c_align: the depthwise conv's channels a multiple of
- * it; max_out: the 1x1 conv's output channels at most (0: any); faster: the pair's kernel beats
- * the two apart, so GCR_CONVCONV's default (2) fuses them. */
+/* The conv->conv groups (capture/pass_convconv.c) a backend's executor runs as one kernel: a conv
+ * whose result, through its own epilogue, only the next conv reads. forms: GCR_CONVCONV_DW_PW (a
+ * depthwise conv into a 1x1 conv) and GCR_CONVCONV_PW_DW (a 1x1 conv into a depthwise conv), a bit
+ * each; dtypes: a bit per gcr_dtype (0: the pass fuses nothing); channels_last: the first conv's
+ * input and the second conv's result must have channel stride 1; c_align: the depthwise conv's
+ * channels a multiple of it; max_out: the second conv's output channels at most (0: any); faster:
+ * the pair's kernel beats the two apart, so GCR_CONVCONV's default (2) fuses them. */
+enum { GCR_CONVCONV_DW_PW = 1u << 0, GCR_CONVCONV_PW_DW = 1u << 1 };
 typedef struct gcr_convconv_caps {
+    unsigned forms;
     unsigned dtypes;
     bool channels_last;
     int c_align, max_out;

@@ -186,6 +186,40 @@ static int fm_dwpw_wide(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
+/* pointwise -> depthwise: 1x1 conv (bias) + hardswish -> depthwise 3x3 (bias) + relu; the
+ * expansion stays inside the depthwise conv's kernel where the backend runs the pair */
+static int fm_pwdw(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 1);
+    d.groups = (int)gcr_tensor_dim(in[1], 0);
+    gcr_tensor *e = gcr_hardswish(ctx, gcr_conv2d(ctx, in[0], in[1], in[2], NULL));
+    out[0] = gcr_relu(ctx, gcr_conv2d(ctx, e, in[3], in[4], &d));
+    return 1;
+}
+
+/* 1x1 conv (no bias) + batch norm (its parameters are inputs) -> depthwise 5x5 stride 2, whose
+ * padding must read zeros, not the batch norm of zero */
+static int fm_pwdw_s2(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(2, 2);
+    d.groups = (int)gcr_tensor_dim(in[1], 0);
+    gcr_tensor *b = gcr_batch_norm(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, NULL), in[2], in[3], in[4], in[5], 1e-3f);
+    out[0] = gcr_conv2d(ctx, b, in[6], NULL, &d);
+    return 1;
+}
+
+/* an inverted-residual block: expand 1x1 + relu -> depthwise 3x3 stride 2 + relu -> project 1x1;
+ * one of its two pairs fuses, whichever the backend runs (the first in trace order where both) */
+static int fm_pwdwpw(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(1, 2);
+    d.groups = (int)gcr_tensor_dim(in[1], 0);
+    gcr_tensor *e = gcr_relu(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, NULL));
+    gcr_tensor *h = gcr_relu(ctx, gcr_conv2d(ctx, e, in[2], NULL, &d));
+    out[0] = gcr_conv2d(ctx, h, in[3], NULL, NULL);
+    return 1;
+}
+
 typedef struct fm_case {
     const char *name;
     cu_model fn;
@@ -235,12 +269,26 @@ static const fm_case fm_cases[] = {
     {"dwpw_wide", fm_dwpw_wide, 3,
      {{4, {2, 1024, 7, 9}, 0, 0, 0}, {4, {1024, 1, 3, 3}, 1, 0, 0}, {4, {200, 1024, 1, 1}, 1, 0, 0}},
      0},
+    {"pwdw", fm_pwdw, 5,
+     {{4, {2, 16, 9, 11}, 0, 0, 0}, {4, {48, 16, 1, 1}, 1, 0, 0}, {1, {48}, 1, 0, 0}, {4, {48, 1, 3, 3}, 1, 0, 0},
+      {1, {48}, 1, 0, 0}},
+     0},
+    {"pwdw_s2", fm_pwdw_s2, 7,
+     {{4, {2, 13, 10, 13}, 0, 0, 0}, {4, {40, 13, 1, 1}, 1, 0, 0}, {1, {40}, 0, 0, 0}, {1, {40}, 0, 0, 1},
+      {1, {40}, 0, 0, 0}, {1, {40}, 0, 0, 0}, {4, {40, 1, 5, 5}, 1, 0, 0}},
+     0},
+    {"pwdwpw", fm_pwdwpw, 4,
+     {{4, {2, 16, 9, 11}, 0, 0, 0}, {4, {48, 16, 1, 1}, 1, 0, 0}, {4, {48, 1, 3, 3}, 1, 0, 0}, {4, {24, 48, 1, 1}, 1, 0, 0}},
+     0},
 };
 #define FM_REFUSED "matmul_pro_b" /* the one case codegen must refuse */
 /* the conv->conv cases' name prefix: CUDA codegen refuses their pair where the CUDA backend would
  * not have fused it (f32, NCHW), as a capture on the CPU (test_codegen) fuses it in every dtype
  * and layout */
 #define FM_CONVCONV "dwpw"
+/* the pointwise -> depthwise cases' prefix: CUDA codegen refuses their pair in every dtype and
+ * layout (its pair kernel takes depthwise -> pointwise only; "pwdwpw" fuses one of its pairs) */
+#define FM_PWDW "pwdw"
 #define FM_N_CASES ((int)(sizeof fm_cases / sizeof fm_cases[0]))
 
 #endif

@@ -751,13 +751,30 @@ static int m_not_pairs(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 3;
 }
 
-/* 1 when ctx's backend runs the pair of a depthwise conv over c channels into a 1x1 conv (of at
- * most 40 outputs here) as one kernel */
-static int pair_fuses(gcr_ctx *ctx, gcr_dtype dt, gcr_format fmt, int64_t c)
+/* depthwise 3x3 with dilation 24 -> 1x1 conv: CUDA's pair kernel refuses its halo (past shared
+ * memory), so the build runs the two apart */
+static int m_dwpw_far(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+{
+    gcr_conv2d_params d = fm_conv(24, 1);
+    d.dilation[0] = d.dilation[1] = 24;
+    d.groups = (int)gcr_tensor_dim(in[0], 1);
+    out[0] = gcr_conv2d(ctx, gcr_conv2d(ctx, in[0], in[1], NULL, &d), in[2], NULL, NULL);
+    return 1;
+}
+
+/* 1 when ctx's backend runs a pair of form (GCR_CONVCONV_DW_PW, GCR_CONVCONV_PW_DW) with a
+ * depthwise conv over c channels, into o outputs, as one kernel */
+static int pair_form_fuses(gcr_ctx *ctx, unsigned form, gcr_dtype dt, gcr_format fmt, int64_t c, int64_t o)
 {
     const gcr_convconv_caps *cc = &ctx->be->convconv;
-    return (cc->dtypes >> dt & 1u) && (!cc->channels_last || fmt == GCR_NHWC) && c % cc->c_align == 0 &&
-           (cc->max_out <= 0 || cc->max_out >= 40);
+    return (cc->forms & form) && (cc->dtypes >> dt & 1u) && (!cc->channels_last || fmt == GCR_NHWC) &&
+           c % cc->c_align == 0 && (cc->max_out <= 0 || cc->max_out >= o);
+}
+
+/* the same for a depthwise conv into a 1x1 conv of at most 200 outputs (the models here) */
+static int pair_fuses(gcr_ctx *ctx, gcr_dtype dt, gcr_format fmt, int64_t c)
+{
+    return pair_form_fuses(ctx, GCR_CONVCONV_DW_PW, dt, fmt, c, 200);
 }
 
 /* a ctx with fusion on and GCR_CONVCONV set to convconv (1: wherever the backend has the kernel) */
@@ -788,6 +805,23 @@ static void test_convconv(void)
                 CHECK(k == want, "%s %s %s: %d kernels, want %d", m->name, gcr_dtype_name(dts[t]), f ? "nhwc" : "nchw", k, want);
             }
     }
+    /* pointwise -> depthwise, alone (its depthwise channels: the 1x1 weight's outputs) and in an
+     * inverted-residual block, where one pair fuses: pointwise -> depthwise first, else depthwise
+     * -> pointwise (of 24 outputs) */
+    for (int c = 0; c < FM_N_CASES; c++) {
+        const fm_case *m = &fm_cases[c];
+        if (strncmp(m->name, FM_PWDW, strlen(FM_PWDW)) != 0) continue;
+        const bool block = !strcmp(m->name, "pwdwpw");
+        const int64_t mid = m->in[1].shape[0];
+        for (int t = 0; t < 3; t++)
+            for (int f = 0; f < 2; f++) {
+                gcr_format fmt = f ? GCR_NHWC : GCR_NCHW;
+                int pw_dw = pair_form_fuses(ctx, GCR_CONVCONV_PW_DW, dts[t], fmt, mid, mid);
+                int want = block ? 3 - (pw_dw || pair_form_fuses(ctx, GCR_CONVCONV_DW_PW, dts[t], fmt, mid, 24)) : 2 - pw_dw;
+                int k = kernels_of(ctx, m->fn, m->in, m->n_in, dts[t], fmt, NULL);
+                CHECK(k == want, "%s %s %s: %d kernels, want %d", m->name, gcr_dtype_name(dts[t]), f ? "nhwc" : "nchw", k, want);
+            }
+    }
     gcr_ctx_destroy(ctx);
     /* odd channel counts (13 in, 7 out), on the backends that take them */
     cu_input odd[] = {{4, {2, 13, 6, 5}, 0, 0, 0}, {4, {13, 1, 3, 3}, 1, 0, 0}, {1, {13}, 1, 0, 0}, {4, {7, 13, 1, 1}, 1, 0, 0},
@@ -811,6 +845,13 @@ static void test_convconv(void)
         CHECK(kernels_of(ctx, m_not_pairs, ins, 7, dts[t], GCR_NHWC, NULL) == 6, "%s: no pair of other shapes: 6 kernels",
               gcr_dtype_name(dts[t]));
     }
+    gcr_ctx_destroy(ctx);
+    /* a pair the backend offers but its kernel cannot take: the CPU executor runs it as one; on
+     * CUDA the launcher refuses the halo at build, and the graph runs the two convs apart, right */
+    ctx = ctx_convconv(1, NULL);
+    cu_input far[] = {{4, {1, 16, 60, 60}, 0, 0, 0}, {4, {16, 1, 3, 3}, 1, 0, 0}, {4, {24, 16, 1, 1}, 1, 0, 0}};
+    int k_far = kernels_of(ctx, m_dwpw_far, far, 3, GCR_F16, GCR_NHWC, NULL);
+    CHECK(k_far == (cu_dev == GCR_DEVICE_CPU ? 1 : 2), "dilation 24 on %s: %d kernels", ctx->be->name, k_far);
     gcr_ctx_destroy(ctx);
     /* the knobs: GCR_SKIP_FUSE=convconv and GCR_CONVCONV=0 turn it off; by default (2) it fuses
      * where the backend counts its kernel the faster */

@@ -177,7 +177,13 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
      * the depthwise sum with the bias added ("v"); 16-bit, channels-last input */
     const gcr_value *inner = K->inner >= 0 ? &ir->values[ir->nodes[K->inner].out] : NULL;
     if (inner) {
-        const gcr_meta *x = &ir->values[ir->nodes[K->inner].in[0]].m;
+        const gcr_node *D = &ir->nodes[K->inner];
+        const gcr_meta *x = &ir->values[D->in[0]].m;
+        if (D->op != GCR_OP_CONV2D || D->p.conv.groups != x->shape[1] || ir->values[A->in[1]].m.shape[2] != 1 ||
+            ir->values[A->in[1]].m.shape[3] != 1)
+            return gcr_cg_unsupported(cg, "%s: a conv->conv pair of a %s conv into a %s one (the kernel takes depthwise into 1x1)",
+                                      K->name, D->p.conv.groups == x->shape[1] ? "depthwise" : "dense",
+                                      ir->values[A->in[1]].m.shape[2] == 1 ? "1x1" : "KxK");
         if (A->op != GCR_OP_CONV2D || (x->dtype != GCR_F16 && x->dtype != GCR_BF16) || (x->shape[1] > 1 && x->strides[1] != 1))
             return gcr_cg_unsupported(cg, "%s: a conv->conv pair of %s %s (the kernel takes channels-last f16 and bf16)",
                                       K->name, gcr_dtype_name(x->dtype), x->strides[1] == 1 ? "nhwc" : "nchw");

@@ -239,8 +239,10 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     const gcr_dtype dt = x->dtype;
     const int64_t C = x->shape[1], O = w->shape[0], M = y->shape[0] * y->shape[2] * y->shape[3];
     GCR_CHECK(ctx, (dt == GCR_F16 || dt == GCR_BF16) && gcr_cuda_arch(ctx) >= 80 && C % GCR_DWPW_C_ALIGN == 0 && O <= GCR_DWPW_MAX_OUT &&
-                       x->strides[1] == 1 && M < (1LL << 31) && is_depthwise(d),
-              GCR_ERR_COMPILE, "conv->conv: no kernel for %s, %lld channels into %lld, %lld pixels on sm_%d",
+                       x->strides[1] == 1 && M < (1LL << 31) && is_depthwise(d) && w->shape[2] == 1 && w->shape[3] == 1 &&
+                       c->p.conv.groups == 1 && c->p.conv.stride[0] == 1 && c->p.conv.stride[1] == 1 &&
+                       c->p.conv.padding[0] == 0 && c->p.conv.padding[1] == 0,
+              GCR_ERR_COMPILE, "conv->conv: no kernel for %s, %lld depthwise channels into a 1x1 conv of %lld, %lld pixels on sm_%d",
               gcr_dtype_name(dt), (long long)C, (long long)O, (long long)M, gcr_cuda_arch(ctx));
     gcr_dwpw_args a = {.N = x->shape[0], .C = C, .H = x->shape[2], .W = x->shape[3], .OH = y->shape[2], .OW = y->shape[3],
                        .KH = wd->shape[2], .KW = wd->shape[3], .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
@@ -282,9 +284,11 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
                 a.kc = kc, a.wc = resident ? call : kc;
     GCR_CHECK(ctx, (a.H - 1) * a.xs[2] + (a.W - 1) * a.xs[3] + C < (1LL << 31), GCR_ERR_COMPILE,
               "conv->conv: an image of %lldx%lldx%lld is past 32-bit offsets", (long long)C, (long long)a.H, (long long)a.W);
-    GCR_CHECK(ctx, a.kc > 0 && a.tiles < (1LL << 31), GCR_ERR_COMPILE,
-              "conv->conv: a %lldx%lld halo of %lld taps takes more than %d bytes of shared memory", (long long)a.hh,
-              (long long)a.hw, (long long)taps, DWPW_SMEM_MAX);
+    GCR_CHECK(ctx, a.kc > 0, GCR_ERR_COMPILE, "conv->conv: a %lldx%lld halo of %lld taps takes more than %d bytes of shared memory",
+              (long long)a.hh, (long long)a.hw, (long long)taps, DWPW_SMEM_MAX);
+    GCR_CHECK(ctx, a.tiles * ((C + a.kc - 1) / a.kc) < (1LL << 31), GCR_ERR_COMPILE,
+              "conv->conv: %lld tiles of %lld channel steps each are past the kernel's 32-bit step count", (long long)a.tiles,
+              (long long)((C + a.kc - 1) / a.kc));
     const int64_t smem = GCR_DWPW_SMEM((int64_t)bn, taps, a.wc, a.kc, a.hh * a.hw);
     char name[48];
     gcr_cuda_dwpw_name(name, sizeof name, bn, a.KH, a.KW, a.sh, a.sw, a.dh, a.dw, bm * (a.kc / 8), dt);
