@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# mobilenet.sh — the per-model benchmark (MobileNet-v3-Large, or ResNet-50 with MODEL=resnet50, which
-# bench/resnet.sh sets), gcr beside PyTorch in one run on one GPU:
-#   gcr eager / captured+fused (no CUDA Graph) / captured+graph replay   (build/bin/mobilenet_v3 or resnet50)
+# mobilenet.sh — the per-model benchmark (MobileNet-v3-Large, MobileNet-v2 with MODEL=mobilenet_v2, or
+# ResNet-50 with MODEL=resnet50, which bench/resnet.sh sets), gcr beside PyTorch in one run on one GPU:
+#   gcr eager / captured+fused (no CUDA Graph) / captured+graph replay   (build/bin/<the model's sample>)
 #   PyTorch eager / eager + CUDA Graph / torch.compile reduce-overhead   (bench/torch_side_by_side.py)
 # for each batch and dtype, then cold start (process start to the first replayed result) with an
 # empty and a warm GCR_CACHE_DIR. Writes a markdown table (GPU, date, command) to
-# $RESULTS/<mobilenet|resnet50>-<date>.md plus the raw log and JSON lines beside it.
+# $RESULTS/<mobilenet|mobilenet_v2|resnet50>-<date>.md plus the raw log and JSON lines beside it.
 #
 # f32 math, compared like with like: gcr's f32 is exact FP32 unless GCR_TF32=1 (1x1 convs and GEMMs
 # on TF32 tensor cores); PyTorch's default runs f32 convs in TF32 (cudnn.allow_tf32). So f32 runs gcr
@@ -14,9 +14,10 @@
 # and the table's ratios pair fp32 with fp32 and TF32 with TF32.
 #
 # usage: bench/mobilenet.sh                     (from anywhere; runs from the repository root)
-# knobs (environment): MODEL=mobilenet_v3 (or resnet50: torchvision's ResNet-50, base width 64)
-#   BATCHES="1 8 32 128" (resnet50: "1 32 128")  DTYPES="f32 f16"  LAYOUT=nchw (resnet50: nhwc, i.e.
-#   channels_last for PyTorch too)  ITERS=200
+# knobs (environment): MODEL=mobilenet_v3 (or resnet50: torchvision's ResNet-50, base width 64; or
+#   mobilenet_v2: torchvision's MobileNet-v2, a second depthwise-separable network)
+#   BATCHES="1 8 32 128" (resnet50, mobilenet_v2: "1 32 128")  DTYPES="f32 f16"  LAYOUT=nchw
+#   (resnet50, mobilenet_v2: nhwc, i.e. channels_last for PyTorch too)  ITERS=200
 #   GCR=1 (0 skips the gcr runs)  TORCH=1 (0 skips PyTorch)  TORCH_MODES=eager,graph,ro
 #   COLD=1 (0 skips cold start)  COLD_DTYPES="f32" (cold start per dtype; an empty cache compiles everything)
 #   GCR_TF32_RUNS=1 (0: f32 gcr in exact FP32 only)  GCR_TF32_MODES=graph (modes of the TF32 run, e.g. fused,graph)
@@ -33,7 +34,9 @@ case "$MODEL" in
   mobilenet_v3) SAMPLE=mobilenet_v3 MODEL_ARGS="--model large" TAG=mobilenet TORCH_MODEL=mobilenet_v3_large
                 DEF_BATCHES="1 8 32 128" DEF_LAYOUT=nchw ;;
   resnet50) SAMPLE=resnet50 MODEL_ARGS="" TAG=resnet50 TORCH_MODEL=resnet50 DEF_BATCHES="1 32 128" DEF_LAYOUT=nhwc ;;
-  *) echo "mobilenet.sh: MODEL=$MODEL: mobilenet_v3 or resnet50"; exit 2 ;;
+  mobilenet_v2) SAMPLE=mobilenet_v2 MODEL_ARGS="" TAG=mobilenet_v2 TORCH_MODEL=mobilenet_v2 DEF_BATCHES="1 32 128"
+                DEF_LAYOUT=nhwc ;;
+  *) echo "mobilenet.sh: MODEL=$MODEL: mobilenet_v3, resnet50 or mobilenet_v2"; exit 2 ;;
 esac
 BATCHES=${BATCHES:-$DEF_BATCHES}
 DTYPES=${DTYPES:-"f32 f16"}

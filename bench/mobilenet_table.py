@@ -50,7 +50,7 @@ def ratios(ref, sel):  # reference ms / row ms per batch: >1 = the row is faster
 batches = sorted({r["batch"] for r in perf})
 dtypes = [d for d in ("f32", "f16") if any(r["dtype"] == d for r in perf)]
 # the lines' "model" field -> the title's name (lines of other models would not belong in one table)
-MODEL_NAMES = {"large": "MobileNet-v3-Large", "resnet50": "ResNet-50"}
+MODEL_NAMES = {"large": "MobileNet-v3-Large", "resnet50": "ResNet-50", "mobilenet_v2": "MobileNet-v2"}
 models = sorted({r.get("model", "large") for r in perf})
 out = ["# %s: gcr vs PyTorch" % " + ".join(MODEL_NAMES.get(m, m) for m in models or ["large"]), "",
        "- GPU: %s" % gpu, "- date: %s" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch_side_by_side.py — the PyTorch figures bench/mobilenet.sh puts beside gcr's, measured in the
-same run on the same GPU: torchvision mobilenet_v3_large or resnet50 (--model; random init, eval,
+same run on the same GPU: torchvision mobilenet_v3_large, resnet50 or mobilenet_v2 (--model; random init, eval,
 inference_mode, cudnn.benchmark) as PyTorch eager, eager inside one CUDA Graph, and torch.compile(mode=
 "reduce-overhead"). Adapted from the project's reference baseline script (shared/bench/
 torch_baseline.py): same timing method (CUDA events over back-to-back iterations, median of 5).
@@ -13,7 +13,7 @@ and/or with both flags off (engine names + "-fp32", "math": "fp32"); --tf32 1 tu
 (engine names + "-tf32", "math": "tf32"). float16 runs once ("math": "f16").
 
 Prints one JSON line per (engine, math, dtype, batch) and writes them all to --json.
-usage: torch_side_by_side.py [--model mobilenet_v3_large|resnet50] [--modes eager,graph,ro] [--batches 1,8,32,128] [--dtypes float32,float16]
+usage: torch_side_by_side.py [--model mobilenet_v3_large|resnet50|mobilenet_v2] [--modes eager,graph,ro] [--batches 1,8,32,128] [--dtypes float32,float16]
                              [--iters 200] [--layout nchw|nhwc] [--tf32 default|0|1|both] [--json FILE]
 """
 import argparse
@@ -59,7 +59,8 @@ TF32_VARIANTS = {"default": [("", None, None)], "0": [("-fp32", False, False)], 
 
 
 # --model -> (torchvision constructor name, the "model" field of the JSON lines, as gcr's samples write it)
-MODELS = {"mobilenet_v3_large": ("mobilenet_v3_large", "large"), "resnet50": ("resnet50", "resnet50")}
+MODELS = {"mobilenet_v3_large": ("mobilenet_v3_large", "large"), "resnet50": ("resnet50", "resnet50"),
+          "mobilenet_v2": ("mobilenet_v2", "mobilenet_v2")}
 
 
 def math_name(conv, mm):

@@ -31,15 +31,6 @@ static const mnv3_row mnv3_small_rows[] = {
 };
 #define MNV3_MAX_BLOCKS 15
 
-/* torchvision's _make_divisible: round to a multiple of divisor, never more than 10% down */
-static int mnv3_make_divisible(double v, int divisor)
-{
-    int nv = (int)(v + divisor / 2.0) / divisor * divisor;
-    if (nv < divisor) nv = divisor;
-    if (nv < 0.9 * v) nv += divisor;
-    return nv;
-}
-
 typedef struct {
     int in, exp, out, k, stride, sq, use_se, hs, res;
     int has_expand;
@@ -95,7 +86,7 @@ static int mnv3_init(gcr_ctx *ctx, mnv3_model *m, mnv3_arch arch, double width, 
     }
     if (classes < 1) return smp_fail(&m->ps, "classes %d < 1", classes);
     m->classes = classes;
-#define ADJ(c) mnv3_make_divisible((c) * width, 8)
+#define ADJ(c) smp_make_divisible((c) * width, 8)
     int first = ADJ(rows[0].in);
     if (mnv3_cbn_init(ctx, m, w, &m->first, "features.0", 3, first, 3, 2, 1, SMP_ACT_HS)) goto fail;
     for (int i = 0; i < m->nblocks; i++) {
@@ -108,7 +99,7 @@ static int mnv3_init(gcr_ctx *ctx, mnv3_model *m, mnv3_arch arch, double width, 
         b->stride = r->stride;
         b->use_se = r->se;
         b->hs = r->hs;
-        b->sq = mnv3_make_divisible(b->exp / 4, 8); /* integer division first, as torchvision */
+        b->sq = smp_make_divisible(b->exp / 4, 8); /* integer division first, as torchvision */
         b->res = r->stride == 1 && b->in == b->out;
         b->has_expand = b->exp != b->in;
         int act = r->hs ? SMP_ACT_HS : SMP_ACT_RELU, j = 0;
@@ -188,11 +179,7 @@ static gcr_tensor *mnv3_block_fwd(gcr_ctx *ctx, mnv3_model *m, const mnv3_block 
     }
     gcr_tensor *y = smp_cbn_fwd(ctx, &b->project, d, &m->ops);
     gcr_tensor_free(d);
-    if (!b->res) return y;
-    gcr_tensor *r = gcr_add(ctx, y, x);
-    m->ops += 1;
-    gcr_tensor_free(y);
-    return r;
+    return smp_skip(ctx, y, x, b->res, &m->ops);
 }
 
 /* x [N,3,H,W] in the model's dtype and format → logits [N,classes]; NULL on error (ctx says why) */
@@ -205,18 +192,13 @@ static gcr_tensor *mnv3_forward(gcr_ctx *ctx, mnv3_model *m, gcr_tensor *x)
         gcr_tensor_free(h);
         h = n;
     }
-    gcr_tensor *l = smp_cbn_fwd(ctx, &m->last, h, &m->ops);
-    gcr_tensor_free(h);
-    gcr_tensor *p = gcr_adaptive_avg_pool2d(ctx, l, 1, 1); /* [N,last_out,1,1] */
-    gcr_tensor_free(l);
-    gcr_tensor *f = gcr_flatten(ctx, p, 1, -1); /* view [N,last_out] */
+    gcr_tensor *f = smp_pooled(ctx, &m->last, h, &m->ops); /* [N,last_out] */
     gcr_tensor *c1 = gcr_linear(ctx, f, m->fc1_w, m->fc1_b);
     gcr_tensor *a = gcr_hardswish(ctx, c1);
     gcr_tensor *d = gcr_dropout(ctx, a, 0.2f); /* inference: a itself */
     gcr_tensor *y = gcr_linear(ctx, d, m->fc2_w, m->fc2_b);
-    m->ops += 1 + 1 + 4 + 1;
+    m->ops += 1 + 4 + 1;
     gcr_tensor_free(f);
-    gcr_tensor_free(p);
     gcr_tensor_free(c1);
     gcr_tensor_free(a);
     return y;

@@ -33,7 +33,18 @@ typedef struct {
     int nowned;
 } smp_params;
 
-enum { SMP_ACT_NONE, SMP_ACT_RELU, SMP_ACT_HS };
+enum { SMP_ACT_NONE, SMP_ACT_RELU, SMP_ACT_HS, SMP_ACT_RELU6 };
+
+/* torchvision's _make_divisible: round to a multiple of divisor, never more than 10% down (inline: the
+ * MobileNets use it, ResNet does not) */
+static inline int smp_make_divisible(double v, int divisor)
+{
+    int nv = (int)(v + divisor / 2.0) / divisor * divisor;
+    if (nv < divisor) nv = divisor;
+    if (nv < 0.9 * v) nv += divisor;
+    return nv;
+}
+
 /* how a random parameter is drawn */
 enum { SMP_P_CONV, SMP_P_BN_MEAN, SMP_P_BN_VAR, SMP_P_BN_GAMMA, SMP_P_BN_BETA, SMP_P_BIAS, SMP_P_LINEAR };
 
@@ -196,13 +207,39 @@ static gcr_tensor *smp_cbn_fwd(gcr_ctx *ctx, const smp_cbn *c, gcr_tensor *x, in
     gcr_tensor_free(y);
     *ops += 2;
     if (c->act == SMP_ACT_NONE) return z;
-    y = c->act == SMP_ACT_HS ? gcr_hardswish(ctx, z) : gcr_relu(ctx, z);
+    y = c->act == SMP_ACT_HS ? gcr_hardswish(ctx, z) : c->act == SMP_ACT_RELU6 ? gcr_relu6(ctx, z) : gcr_relu(ctx, z);
     *ops += c->act == SMP_ACT_HS ? 4 : 1;
     gcr_tensor_free(z);
     return y;
 }
 
+/* an inverted residual's end: y + x where res (stride 1, as many channels out as in), freeing y;
+ * else y itself */
+static inline gcr_tensor *smp_skip(gcr_ctx *ctx, gcr_tensor *y, gcr_tensor *x, int res, int *ops)
+{
+    if (!res) return y;
+    gcr_tensor *r = gcr_add(ctx, y, x);
+    *ops += 1;
+    gcr_tensor_free(y);
+    return r;
+}
+
+/* the MobileNets' last conv block over h (freed), then its global average pool flattened: [N,C],
+ * a view whose storage lives as long as it does */
+static inline gcr_tensor *smp_pooled(gcr_ctx *ctx, const smp_cbn *last, gcr_tensor *h, int *ops)
+{
+    gcr_tensor *l = smp_cbn_fwd(ctx, last, h, ops);
+    gcr_tensor_free(h);
+    gcr_tensor *p = gcr_adaptive_avg_pool2d(ctx, l, 1, 1); /* [N,C,1,1] */
+    gcr_tensor_free(l);
+    gcr_tensor *f = gcr_flatten(ctx, p, 1, -1);
+    gcr_tensor_free(p);
+    *ops += 1;
+    return f;
+}
+
 /* Comparing logits: the samples and their parity tests judge a run this way. */
+
 
 /* max |a - ref| / max |ref| over n values: one figure for a whole logits batch, insensitive to
  * logits that happen to be near zero */

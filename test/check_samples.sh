@@ -14,7 +14,7 @@ expect() {
   esac
   echo "FAIL: $p $*: want exit 2 and '$want', got exit $rc: $err"; fail=$((fail+1))
 }
-for p in mobilenet_v3 resnet50; do
+for p in mobilenet_v3 resnet50 mobilenet_v2; do
   expect $p "unknown option --bogus" --bogus
   expect $p "unknown option --bogus" --bogus 1
   expect $p "unknown option --bogus" --batch 1 --bogus
@@ -26,9 +26,10 @@ expect mobilenet_v3 "--model needs a value" --model
 expect mobilenet_v3 "unknown option --layers" --layers
 expect resnet50 "--layers needs a value" --layers
 expect resnet50 "unknown option --model" --model
+expect mobilenet_v2 "unknown option --model" --model
 # a second mode past the 64-byte buffer: the unknown one must be refused, not cut off unread
 commas=$(printf '%0100d' 0 | tr 0 ,)
-for p in mobilenet_v3 resnet50; do
+for p in mobilenet_v3 resnet50 mobilenet_v2; do
   expect $p "for --modes" --modes "eager${commas},nope"
 done
 expect resnet50 "for --layers" --layers "1,1,1,1${commas},9"

@@ -79,8 +79,8 @@ static void test_sensitivity(void)
     CHECK(strstr(mnv3.err, "features.0.0.weight") != NULL, "message names the tensor: %s", mnv3.err);
     CHECK(mnv3_init(ctx, &mnv3, MNV3_LARGE, 0.5, 0, GCR_F32, GCR_NCHW, g.w, 0) != 0, "Large vs a Small file refused");
     /* make_divisible as torchvision: 16*0.5 → 8, 72*0.35 → 24 (25.2 rounds to 24), 3 → 8 (minimum) */
-    CHECK(mnv3_make_divisible(8.0, 8) == 8 && mnv3_make_divisible(25.2, 8) == 24 && mnv3_make_divisible(3, 8) == 8 &&
-              mnv3_make_divisible(1280 * 0.35, 8) == 448 && mnv3_make_divisible(20, 8) == 24,
+    CHECK(smp_make_divisible(8.0, 8) == 8 && smp_make_divisible(25.2, 8) == 24 && smp_make_divisible(3, 8) == 8 &&
+              smp_make_divisible(1280 * 0.35, 8) == 448 && smp_make_divisible(20, 8) == 24,
           "make_divisible");
 out:
     pu_golden_free(&g);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""export_mobilenet.py — golden files for gcr's MobileNet-v3 parity: builds torchvision's
-mobilenet_v3_large / mobilenet_v3_small with a fixed seed (random init, no downloads), makes every
+"""export_mobilenet.py — golden files for gcr's MobileNet parity: builds torchvision's
+mobilenet_v3_large / mobilenet_v3_small / mobilenet_v2 (--model large, small, v2) with a fixed seed
+(random init, no downloads), makes every
 parameter informative (random BN affine, BN running stats from random data (calibrate), non-zero
 biases, Linear layers at their PyTorch default init so logits are O(1)), checks that the logits
 depend on the input, runs one input batch in eval mode and writes one
@@ -9,8 +10,8 @@ safetensors file holding:
   input               [N,3,H,W] f32
   logits              [N,classes] f32, PyTorch's f32 forward
   logits_f16          [N,classes] f32, PyTorch's forward with model and input in f16 (--f16)
-and __metadata__ with the configuration. The file is read by samples/mobilenet_v3.c
-(--weights/--input/--check) and test/test_mobilenet.c.
+and __metadata__ with the configuration. The file is read by samples/mobilenet_v3.c and
+samples/mobilenet_v2.c (--weights/--input/--check) and test/test_mobilenet.c.
 
 The safetensors format is written directly (8-byte little-endian header length, JSON header,
 data) so nothing beyond torch and torchvision is needed.
@@ -94,7 +95,7 @@ def randomise(model, gen):
 
 def calibrate(model, gen, batch, size, rounds=4):
     """BN running statistics from data, as training would leave them: with random ones (randomise)
-    the activations of a randomly initialised MobileNet-v3 shrink layer by layer until the logits
+    the activations of a randomly initialised MobileNet shrink layer by layer until the logits
     no longer depend on the input (a zero input reproduced the large golden's logits to 2e-7, so
     its parity check could not see a wrong stem or first half of the network). The affine
     parameters stay randomise's."""
@@ -119,7 +120,7 @@ def input_sensitivity(model, x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", choices=["large", "small"], default="small")
+    ap.add_argument("--model", choices=["large", "small", "v2"], default="small")
     ap.add_argument("--width", type=float, default=0.5)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--size", type=int, default=131, help="input height = width (>= 32)")
@@ -132,7 +133,8 @@ def main():
 
     torch.manual_seed(a.seed)
     gen = torch.Generator().manual_seed(a.seed + 1)
-    ctor = torchvision.models.mobilenet_v3_large if a.model == "large" else torchvision.models.mobilenet_v3_small
+    name = "mobilenet_v2" if a.model == "v2" else "mobilenet_v3_" + a.model
+    ctor = getattr(torchvision.models, name)
     model = ctor(weights=None, width_mult=a.width, num_classes=a.classes).eval()
     randomise(model, gen)
     calibrate(model, gen, a.batch, a.size)
@@ -177,8 +179,8 @@ def main():
         sys.exit("export_mobilenet: the written file does not reproduce its logits (max diff %g)"
                  % (again - back["logits"]).abs().max().item())
     nparam = sum(v.numel() for k, v in model.state_dict().items())
-    print("wrote %s: mobilenet_v3_%s width %g, %d params, input %s, f32 vs f64 rel err %.2g, top-1 margin %.3f, "
-          "input sensitivity %.3g%s" % (a.out, a.model, a.width, nparam, list(x.shape), err, margin, sens,
+    print("wrote %s: %s width %g, %d params, input %s, f32 vs f64 rel err %.2g, top-1 margin %.3f, "
+          "input sensitivity %.3g%s" % (a.out, name, a.width, nparam, list(x.shape), err, margin, sens,
                   "" if f16 is None else ", f16 vs f32 rel err %.2g" % ((f16 - logits).abs().max() / logits.abs().max())))
     if margin < 0.03:
         print("warning: top-1 margin %.3f is small; f16 top-1 checks may be fragile (try another --seed)" % margin,
