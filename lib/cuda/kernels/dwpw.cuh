@@ -88,13 +88,11 @@ __device__ __forceinline__ void gcr_dwpw_halo(const gcr_dwpw_args &p, const T *_
     asm volatile("cp.async.commit_group;\n" ::);
 }
 
-/* 8 16-bit values as f32 */
-template <typename T> __device__ __forceinline__ void gcr_dwpw_unpack(const unsigned short *h, float (&v)[8])
+/* a tap's 8 channel weights (f32, 16-byte aligned) */
+__device__ __forceinline__ void gcr_dwpw_w8(const float *w, float (&v)[8])
 {
-    union { uint4 q; T h[8]; } u;
-    u.q = *(const uint4 *)h;
-#pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = gcr_dn_tof(u.h[j]);
+    const float4 a = *(const float4 *)w, b = *(const float4 *)(w + 4);
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
 }
 
 /* The depthwise sums of R outputs along a row, 8 channels, from the halo at h0 (the first output's
@@ -117,15 +115,11 @@ __device__ __forceinline__ void gcr_dwpw_taps(const gcr_dwpw_args &p, const unsi
         for (int ky = 0; ky < K; ky++) {
             float wr[K][8];
 #pragma unroll
-            for (int kx = 0; kx < K; kx++) {
-                const float4 a = *(const float4 *)&wt[(ky * K + kx) * WC], b = *(const float4 *)&wt[(ky * K + kx) * WC + 4];
-                wr[kx][0] = a.x, wr[kx][1] = a.y, wr[kx][2] = a.z, wr[kx][3] = a.w;
-                wr[kx][4] = b.x, wr[kx][5] = b.y, wr[kx][6] = b.z, wr[kx][7] = b.w;
-            }
+            for (int kx = 0; kx < K; kx++) gcr_dwpw_w8(wt + (ky * K + kx) * WC, wr[kx]);
 #pragma unroll
             for (int col = 0; col < NCOL; col++) {
                 float xv[8];
-                gcr_dwpw_unpack<T>(h0 + (ky * HW + col) * KC, xv);
+                gcr_dn_ld16((const T *)(h0 + (ky * HW + col) * KC), xv);
 #pragma unroll
                 for (int r = 0; r < R; r++) {
                     const int kx = col - r * S;
@@ -139,10 +133,9 @@ __device__ __forceinline__ void gcr_dwpw_taps(const gcr_dwpw_args &p, const unsi
         const int KH = (int)p.KH, KW = (int)p.KW, dh = (int)p.dh, dw = (int)p.dw;
         for (int ky = 0; ky < KH; ky++)
             for (int kx = 0; kx < KW; kx++) {
-                float xv[8];
-                gcr_dwpw_unpack<T>(h0 + (ky * dh * HW + kx * dw) * KC, xv);
-                const float4 a = *(const float4 *)&wt[(ky * KW + kx) * WC], b = *(const float4 *)&wt[(ky * KW + kx) * WC + 4];
-                const float wv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+                float xv[8], wv[8];
+                gcr_dn_ld16((const T *)(h0 + (ky * dh * HW + kx * dw) * KC), xv);
+                gcr_dwpw_w8(wt + (ky * KW + kx) * WC, wv);
 #pragma unroll
                 for (int j = 0; j < 8; j++) acc[0][j] = fmaf(xv[j], wv[j], acc[0][j]);
             }
