@@ -419,10 +419,6 @@ bool gcr_fuse_over_budget(const gcr_ir *ir) { return ir->fuse && ir->fuse->over;
 
 int gcr_fuse_anchor(gcr_ir *ir, int n) { return ir->fuse ? ir->fuse->anchor[gcr_group_find(ir, n)] : -1; }
 
-/* The conv->conv pair: a a depthwise conv (one input channel per group, as many outputs as
- * inputs), b a 1x1 stride-1 unpadded ungrouped conv, within what the backend runs as one kernel
- * (ir->convconv): their dtypes one of its, channels-last where it needs it, channel counts; and
- * GCR_CONVCONV asks for it (2: where the backend's kernel is the faster). */
 /* a conv of one group per channel, one filter each */
 static bool conv_depthwise(const gcr_ir *ir, const gcr_node *n)
 {
@@ -439,7 +435,11 @@ static bool conv_pointwise(const gcr_ir *ir, const gcr_node *n)
            p->padding[0] == 0 && p->padding[1] == 0;
 }
 
-/* conv a then conv b, in a form and within caps the backend's executor runs as one kernel */
+/* The conv->conv pair of conv a then conv b: a depthwise conv into a 1x1 stride-1 unpadded
+ * ungrouped conv, or such a 1x1 conv into a depthwise one, in a form the backend runs as one
+ * kernel (ir->convconv): their dtypes one of its, channels-last where it needs it, the depthwise
+ * channels and the outputs within its counts; and GCR_CONVCONV asks for it (2: where the backend's
+ * kernel is the faster). */
 static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
 {
     if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[0] < 0 ||
