@@ -164,9 +164,10 @@ static int fm_dwpw_dil(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
     return 1;
 }
 
-/* depthwise 5x5 stride 1 + hardswish -> 1x1 conv (bias); depthwise 3x3 stride 1 (dwpw_r4: 72
- * channels, so that the pair kernel computes 4 outputs an item) */
-static int fm_dwpw_k5(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
+/* depthwise KxK stride 1, padded to keep the size (K from the weight), + hardswish -> 1x1 conv
+ * (bias): dwpw_k5 5x5; dwpw_r4 3x3 over 72 channels, so that the pair kernel computes 4 outputs an
+ * item */
+static int fm_dwpw_same(gcr_ctx *ctx, gcr_tensor **in, gcr_tensor **out)
 {
     gcr_conv2d_params d = fm_conv((int)gcr_tensor_dim(in[1], 2) / 2, 1);
     d.groups = (int)gcr_tensor_dim(in[0], 1);
@@ -258,11 +259,11 @@ static const fm_case fm_cases[] = {
      {{4, {2, 40, 11, 13}, 0, 0, 0}, {4, {40, 1, 3, 3}, 1, 0, 0}, {1, {40}, 1, 0, 0}, {4, {24, 40, 1, 1}, 1, 0, 0},
       {1, {24}, 1, 0, 0}},
      0},
-    {"dwpw_k5", fm_dwpw_k5, 5,
+    {"dwpw_k5", fm_dwpw_same, 5,
      {{4, {1, 64, 9, 17}, 0, 0, 0}, {4, {64, 1, 5, 5}, 1, 0, 0}, {1, {64}, 1, 0, 0}, {4, {48, 64, 1, 1}, 1, 0, 0},
       {1, {48}, 1, 0, 0}},
      0},
-    {"dwpw_r4", fm_dwpw_k5, 5,
+    {"dwpw_r4", fm_dwpw_same, 5,
      {{4, {2, 72, 10, 19}, 0, 0, 0}, {4, {72, 1, 3, 3}, 1, 0, 0}, {1, {72}, 1, 0, 0}, {4, {24, 72, 1, 1}, 1, 0, 0},
       {1, {24}, 1, 0, 0}},
      0},
