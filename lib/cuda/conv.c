@@ -276,12 +276,14 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     a.hw = (((int64_t)1 << a.twl) - 1) * a.sw + (a.KW - 1) * a.dw + 1;
     a.tiles = a.N * a.tiles_y * a.tiles_x;
     /* channels a step: the widest multiple of 16 that leaves two blocks an SM, with the weights of
-     * every channel resident where that fits, else loaded each step */
+     * every channel resident where that fits, else loaded each step. Resident, they take whole
+     * steps (zeros past C): a last step of fewer than kc channels still multiplies kc columns. */
     a.kc = 0;
     for (int resident = 1; resident >= 0 && !a.kc; resident--)
-        for (int64_t kc = call; kc >= 16 && !a.kc; kc = kc > 16 ? (kc / 2 + 15) / 16 * 16 : 0)
-            if (GCR_DWPW_SMEM((int64_t)bn, taps, resident ? call : kc, kc, a.hh * a.hw) <= DWPW_SMEM_MAX)
-                a.kc = kc, a.wc = resident ? call : kc;
+        for (int64_t kc = call; kc >= 16 && !a.kc; kc = kc > 16 ? (kc / 2 + 15) / 16 * 16 : 0) {
+            const int64_t wc = resident ? (call + kc - 1) / kc * kc : kc;
+            if (GCR_DWPW_SMEM((int64_t)bn, taps, wc, kc, a.hh * a.hw) <= DWPW_SMEM_MAX) a.kc = kc, a.wc = wc;
+        }
     GCR_CHECK(ctx, (a.H - 1) * a.xs[2] + (a.W - 1) * a.xs[3] + C < (1LL << 31), GCR_ERR_COMPILE,
               "conv->conv: an image of %lldx%lldx%lld is past 32-bit offsets", (long long)C, (long long)a.H, (long long)a.W);
     GCR_CHECK(ctx, a.kc > 0, GCR_ERR_COMPILE, "conv->conv: a %lldx%lld halo of %lld taps takes more than %d bytes of shared memory",

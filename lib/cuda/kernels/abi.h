@@ -150,8 +150,9 @@ typedef struct gcr_dwpw_args {
     gcr_i64 xvec, wvec;           /* 16-byte loads of x's channel groups / of w's rows are legal */
     gcr_i64 kc;                   /* channels a step (a multiple of 16); x's offsets within an image
                                    * are below 2^31 */
-    gcr_i64 wc;                   /* channels of the weights in shared memory: C rounded up to 16
-                                   * where they stay for the block's life, else kc (loaded a step) */
+    gcr_i64 wc;                   /* channels of the weights in shared memory: C rounded up to a
+                                   * multiple of kc where they stay for the block's life (zeros past
+                                   * C, which the last step's MMA reads), else kc (loaded a step) */
     gcr_i64 twl;                  /* a tile is (BM >> twl) output rows by 1 << twl columns */
     gcr_i64 hh, hw;               /* its input halo: rows, columns */
     gcr_i64 tiles_x, tiles_y, tiles; /* tiles across a row, down an image, in all (N images) */

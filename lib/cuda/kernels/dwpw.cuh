@@ -25,7 +25,7 @@
  *   - the threads compute the depthwise outputs from the halo, 8 channels of R pixels along a row
  *     an item (gcr_dwpw_taps), into A ([BM][kc + 8]); a barrier; ldmatrix and mma.
  * The taps and 1x1 weights stay in shared memory for the block's life where all channels fit
- * (p.wc), else they are loaded each step. The padded rows keep ldmatrix free of bank conflicts.
+ * (p.wc, whole steps, zeros past C), else they are loaded each step. The padded rows keep ldmatrix free of bank conflicts.
  * The accumulators leave through gcr_warp_epi16 (gemm.cuh), through a staging area of each warp's
  * own, which reuses A's shared memory: a step takes two barriers, and a tile's last step one more.
  * Dynamic shared memory: GCR_DWPW_SMEM (abi.h). */
