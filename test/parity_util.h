@@ -1,8 +1,8 @@
-/* parity_util.h — shared by the model parity tests (test_resnet, test_mobilenet): a sample model on
- * gcr against the logits PyTorch computed for the same weights and input, both kept in a golden
- * safetensors file (tools/export_*.py). Each configuration runs eagerly, then in a region: the
- * capture, a replay, and replays after new data is written into the same input tensor. The tests
- * differ only in the model, described by a pu_model. */
+/* parity_util.h — shared by the model parity tests (test_resnet, test_mobilenet,
+ * test_mobilenet_v2): a sample model on gcr against the logits PyTorch computed for the same weights
+ * and input, both kept in a golden safetensors file (tools/export_*.py). Each configuration runs
+ * eagerly, then in a region: the capture, a replay, and replays after new data is written into the
+ * same input tensor. The tests differ only in the model, described by a pu_model. */
 #ifndef GCR_TEST_PARITY_UTIL_H
 #define GCR_TEST_PARITY_UTIL_H
 
@@ -167,14 +167,23 @@ static void pu_passes(gcr_ctx *ctx, const pu_model *pm, const pu_golden *g, gcr_
     free(ref2);
 }
 
-/* one configuration (device, dtype, layout) of pm, on a fresh ctx; without a GPU a CUDA one skips */
-static __attribute__((unused)) void pu_parity(gcr_device dev, const pu_model *pm, gcr_dtype dt, gcr_format fmt)
+/* one configuration (device, dtype, layout) of pm, on a fresh ctx with GCR_CONVCONV = convconv (-1:
+ * the default); without a GPU a CUDA one skips */
+static __attribute__((unused)) void pu_parity_cc(gcr_device dev, const pu_model *pm, gcr_dtype dt, gcr_format fmt,
+                                                 int convconv)
 {
-    gcr_ctx *ctx = h_ctx(dev);
-    if (!ctx) return;
+    gcr_ctx_opts o = gcr_ctx_opts_default();
+    o.device = dev;
+    o.knobs.convconv = convconv;
+    gcr_ctx *ctx = NULL;
+    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
+        if (dev == GCR_DEVICE_CUDA) h_skip_gpu("no CUDA device");
+        else CHECK(0, "cannot create a CPU context");
+        return;
+    }
     char what[160];
-    snprintf(what, sizeof what, "%s %s %s %s", gcr_ctx_device_name(ctx), pm->name, gcr_dtype_name(dt),
-             pu_fmt_name(fmt));
+    snprintf(what, sizeof what, "%s %s %s %s%s", gcr_ctx_device_name(ctx), pm->name, gcr_dtype_name(dt),
+             pu_fmt_name(fmt), convconv < 0 ? "" : convconv ? " convconv=1" : " convconv=0");
     printf("parity: %s\n", what); /* progress: GPU configurations compile for a while */
     fflush(stdout);
     pu_golden g;
@@ -185,6 +194,12 @@ static __attribute__((unused)) void pu_parity(gcr_device dev, const pu_model *pm
     }
     pu_golden_free(&g);
     gcr_ctx_destroy(ctx);
+}
+
+/* one configuration with the default knobs */
+static __attribute__((unused)) void pu_parity(gcr_device dev, const pu_model *pm, gcr_dtype dt, gcr_format fmt)
+{
+    pu_parity_cc(dev, pm, dt, fmt, -1);
 }
 
 /* whether a CUDA device is there, so that the GPU configurations say so in one skip line, not one each */

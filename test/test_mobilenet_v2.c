@@ -1,38 +1,37 @@
-/* test_mobilenet_v2.c — the MobileNet-v2 sample model (samples/mobilenet_v2.h) captured and
- * replayed against its own eager run, with the conv->conv fusion on (GCR_CONVCONV=1: every pair the
- * backend runs) and off. Every block is expand -> depthwise -> project, so each forms one pair,
- * whichever form the backend takes first: on the CPU the expansion into its depthwise conv (the
- * first block has no expansion: its depthwise into the projection), on CUDA the depthwise into the
- * projection (16-bit channels-last; test_fusion checks the forms one by one).
- * Limits on max|replay - eager| / max|eager|: f32 1e-4, f16 2e-2 (fused and eager kernels round
- * differently). No PyTorch golden is committed for this model; this checks the fusion on a real
- * network's shapes, and that every pair becomes one kernel. */
-#include "harness.h"
+/* test_mobilenet_v2.c — the MobileNet-v2 sample model (samples/mobilenet_v2.h) against the logits
+ * torchvision computed for the same weights and input (test/data/mnv2_w035.safetensors, written by
+ * tools/export_mobilenet.py --model v2), through parity_util.h's checks: eager, capture, replay,
+ * replays on new data. Every block is expand -> depthwise -> project, so each forms one conv->conv
+ * pair, whichever form the backend takes first: on the CPU the expansion into its depthwise conv
+ * (the first block has no expansion: its depthwise into the projection), on CUDA the depthwise into
+ * the projection (16-bit channels-last). So parity runs with the pairs on (GCR_CONVCONV=1) as well
+ * as by default, and each pair must save one kernel. Limits on max|got - ref| / max|ref|: f32 1e-4;
+ * f16 4x PyTorch's own f16 error on the golden (its logits_f16), with the same top-1. */
+#include "parity_util.h"
 #include "../samples/mobilenet_v2.h"
 
-static mnv2_model mnv2; /* static: the model is large */
+static mnv2_model mnv2; /* static: the model is large; one configuration at a time uses it */
 
-/* one pass of the forward in a region; the logits on the host (caller frees) or NULL */
-static float *region_pass(gcr_ctx *ctx, gcr_tensor *x)
+static int model_init(gcr_ctx *ctx, void *m, const void *cfg, gcr_dtype dt, gcr_format fmt, const gcr_weights *w)
 {
-    gcr_tensor *y = NULL;
-    GCR_REGION(ctx, "forward") { y = mnv2_forward(ctx, &mnv2, x); }
-    return y ? h_read(y) : NULL;
+    (void)cfg;
+    return mnv2_init(ctx, m, 0.35, 0, dt, fmt, w, 0);
 }
+static gcr_tensor *model_forward(gcr_ctx *ctx, void *m, gcr_tensor *x) { return mnv2_forward(ctx, m, x); }
+static void model_free(void *m) { mnv2_free(m); }
 
-/* kernels a replay of the region launches, or -1 */
-static int region_kernels(gcr_ctx *ctx)
-{
-    gcr_graph *g = gcr_region_graph(ctx, "forward");
-    gcr_graph_stats st;
-    memset(&st, 0, sizeof st);
-    return g && gcr_graph_get_stats(g, &st) == GCR_OK ? st.kernels : -1;
-}
+#define GOLD "mnv2_w035.safetensors" /* x0.35, 10 classes, 2 images of 97x97 */
+static const pu_model v2 = {
+    .name = GOLD, .gold = "test/data/" GOLD,
+    .made_by = "python3 tools/export_mobilenet.py --model v2 --width 0.35 --classes 10 --batch 2 --size 97 --f16 "
+               "--seed 1 --out test/data/" GOLD,
+    .model = &mnv2, .init = model_init, .forward = model_forward, .free = model_free,
+    .ops = &mnv2.ops, .classes = &mnv2.classes, .err = mnv2.err, .f16_tol_from_file = 1,
+};
 
-/* The model on dev in dt / fmt with GCR_CONVCONV = convconv: eager, two region passes (capture and
- * replay) and a replay on new data in the same input, each against eager; returns the kernels per
- * replay, or -1 */
-static int run(gcr_device dev, gcr_dtype dt, gcr_format fmt, int convconv)
+/* kernels per replay of the model (random weights) on dev in dt / fmt with GCR_CONVCONV = convconv,
+ * or -1 */
+static int kernels(gcr_device dev, gcr_dtype dt, gcr_format fmt, int convconv)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = dev;
@@ -43,77 +42,75 @@ static int run(gcr_device dev, gcr_dtype dt, gcr_format fmt, int convconv)
         else CHECK(0, "cannot create a CPU context");
         return -1;
     }
-    char what[128];
-    snprintf(what, sizeof what, "%s %s %s convconv=%d", gcr_ctx_device_name(ctx), gcr_dtype_name(dt),
-             fmt == GCR_NHWC ? "nhwc" : "nchw", convconv);
-    int kernels = -1;
-    if (!CHECK(mnv2_init(ctx, &mnv2, 0.35, 10, dt, fmt, NULL, 3) == 0, "%s: init: %s", what, mnv2.err)) goto out;
-    const int64_t xs[4] = {2, 3, 72, 72}, n = 2 * 3 * 72 * 72;
-    const double tol = dt == GCR_F32 ? 1e-4 : 2e-2;
-    float *h1 = h_randn(n, -2, 2), *h2 = h_randn(n, -2, 2);
-    gcr_tensor *x = h_tensor(ctx, dt, 4, xs, fmt, h1), *x2 = h_tensor(ctx, dt, 4, xs, fmt, h2);
-    float *ref[2] = {NULL, NULL};
-    gcr_tensor *in[2] = {x, x2};
-    for (int i = 0; i < 2; i++) {
-        uint64_t sc = gcr_scope_begin(ctx);
-        gcr_tensor *y = mnv2_forward(ctx, &mnv2, in[i]);
-        if (CHECK(y && gcr_tensor_dim(y, 0) == 2 && gcr_tensor_dim(y, 1) == 10, "%s: eager forward: %s", what,
-                  gcr_ctx_error(ctx)))
-            ref[i] = h_read(y);
-        gcr_scope_end(ctx, sc);
+    int k = -1;
+    if (CHECK(mnv2_init(ctx, &mnv2, 0.35, 10, dt, fmt, NULL, 3) == 0, "init: %s", mnv2.err)) {
+        const int64_t xs[4] = {1, 3, 64, 64};
+        float *h = h_randn(3 * 64 * 64, -2, 2);
+        gcr_tensor *x = h_tensor(ctx, dt, 4, xs, fmt, h), *y = NULL;
+        GCR_REGION(ctx, "forward") { y = mnv2_forward(ctx, &mnv2, x); }
+        gcr_graph *g = gcr_region_graph(ctx, "forward");
+        gcr_graph_stats st;
+        memset(&st, 0, sizeof st);
+        if (CHECK(y && g && gcr_graph_get_stats(g, &st) == GCR_OK, "capture: %s", gcr_ctx_error(ctx))) k = st.kernels;
+        free(h);
+        mnv2_free(&mnv2);
     }
-    for (int pass = 0; pass < 3 && ref[0] && ref[1]; pass++) {
-        if (pass == 2) { /* new data in the same input tensor: the replay must read it */
-            size_t nb = gcr_tensor_nbytes(x);
-            void *raw = malloc(nb);
-            CHECK_OK(ctx, gcr_tensor_to_host(x2, raw, nb));
-            CHECK_OK(ctx, gcr_tensor_from_host(x, raw, nb));
-            free(raw);
-        }
-        float *got = region_pass(ctx, x);
-        if (!CHECK(got != NULL, "%s pass %d: %s", what, pass, gcr_ctx_error(ctx))) break;
-        const float *r = ref[pass == 2];
-        double e = smp_rel_diff(got, r, 2 * 10);
-        CHECK(e <= tol, "%s pass %d: replay vs eager rel err %.3g > %.3g", what, pass, e, tol);
-        for (int b = 0; b < 2 && dt == GCR_F32; b++)
-            CHECK(smp_argmax(got + b * 10, 10) == smp_argmax(r + b * 10, 10), "%s pass %d: top-1 of image %d", what, pass, b);
-        free(got);
-    }
-    kernels = region_kernels(ctx);
-    CHECK(kernels > 0 && kernels < mnv2.ops, "%s: %d kernels per replay (eager %d)", what, kernels, mnv2.ops);
-    CHECK(gcr_ctx_status(ctx) == GCR_OK, "%s: no error left: %s", what, gcr_ctx_error(ctx));
-    free(ref[0]);
-    free(ref[1]);
-    free(h1);
-    free(h2);
-    mnv2_free(&mnv2);
-out:
     gcr_ctx_destroy(ctx);
-    return kernels;
+    return k;
 }
 
 /* each of the 17 blocks fuses one pair where the backend runs it: 17 kernels fewer */
 static void expect_pairs(gcr_device dev, gcr_dtype dt, gcr_format fmt)
 {
-    int apart = run(dev, dt, fmt, 0), fused = run(dev, dt, fmt, 1);
+    int apart = kernels(dev, dt, fmt, 0), fused = kernels(dev, dt, fmt, 1);
     if (apart < 0 || fused < 0) return;
     CHECK(apart - fused == 17, "%s %s %s: %d kernels with the pairs, %d without: want 17 fewer",
-          dev == GCR_DEVICE_CPU ? "cpu" : "cuda", gcr_dtype_name(dt), fmt == GCR_NHWC ? "nhwc" : "nchw", fused, apart);
+          dev == GCR_DEVICE_CPU ? "cpu" : "cuda", gcr_dtype_name(dt), pu_fmt_name(fmt), fused, apart);
 }
 
 static void test_cpu(void)
 {
+    pu_parity(GCR_DEVICE_CPU, &v2, GCR_F32, GCR_NCHW);
+    pu_parity_cc(GCR_DEVICE_CPU, &v2, GCR_F32, GCR_NHWC, 0);
+    pu_parity_cc(GCR_DEVICE_CPU, &v2, GCR_F32, GCR_NHWC, 1);
+    pu_parity_cc(GCR_DEVICE_CPU, &v2, GCR_F16, GCR_NHWC, 1);
     expect_pairs(GCR_DEVICE_CPU, GCR_F32, GCR_NCHW);
-    expect_pairs(GCR_DEVICE_CPU, GCR_F32, GCR_NHWC);
     expect_pairs(GCR_DEVICE_CPU, GCR_F16, GCR_NHWC);
 }
 
-/* CUDA's pair kernel: 16-bit channels-last */
-static void test_gpu(void) { expect_pairs(GCR_DEVICE_CUDA, GCR_F16, GCR_NHWC); }
+/* the checks can fail: random weights give other logits; a file of another width is refused */
+static void test_mismatch(void)
+{
+    gcr_ctx *ctx = h_ctx(GCR_DEVICE_CPU);
+    if (!ctx) return;
+    pu_golden g;
+    if (pu_golden_load(ctx, &v2, &g) == 0) {
+        if (CHECK(mnv2_init(ctx, &mnv2, 0.35, (int)g.classes, GCR_F32, GCR_NCHW, NULL, 7) == 0, "init: %s", mnv2.err)) {
+            pu_expect_mismatch(ctx, &v2, &g);
+            mnv2_free(&mnv2);
+        }
+        CHECK(mnv2_init(ctx, &mnv2, 1.0, 0, GCR_F32, GCR_NCHW, g.w, 0) != 0, "width 1.0 vs a 0.35 file refused");
+        CHECK(strstr(mnv2.err, "features.0.0.weight") != NULL, "message names the tensor: %s", mnv2.err);
+    }
+    pu_golden_free(&g);
+    gcr_ctx_destroy(ctx);
+}
+
+/* CUDA's pair kernel: 16-bit channels-last, by default and with every pair fused */
+static void test_gpu(void)
+{
+    if (!pu_gpu_present()) return;
+    pu_parity(GCR_DEVICE_CUDA, &v2, GCR_F32, GCR_NHWC);
+    pu_parity(GCR_DEVICE_CUDA, &v2, GCR_F16, GCR_NHWC);
+    pu_parity_cc(GCR_DEVICE_CUDA, &v2, GCR_F16, GCR_NHWC, 1);
+    pu_parity_cc(GCR_DEVICE_CUDA, &v2, GCR_BF16, GCR_NHWC, 1);
+    expect_pairs(GCR_DEVICE_CUDA, GCR_F16, GCR_NHWC);
+}
 
 int main(void)
 {
     RUN(test_cpu);
+    RUN(test_mismatch);
     RUN(test_gpu);
     return h_finish();
 }
