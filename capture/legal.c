@@ -438,8 +438,8 @@ static bool conv_pointwise(const gcr_ir *ir, const gcr_node *n)
 /* The conv->conv pair of conv a then conv b: a depthwise conv into a 1x1 stride-1 unpadded
  * ungrouped conv, or such a 1x1 conv into a depthwise one, in a form the backend runs as one
  * kernel (ir->convconv): their dtypes one of its, channels-last where it needs it, the depthwise
- * channels and the outputs within its counts; and GCR_CONVCONV asks for it (2: where the backend's
- * kernel is the faster). */
+ * channels and the outputs within its counts; and GCR_CONVCONV asks for it (2: where the backend
+ * answers that its kernel is the faster on this pair, which it may measure: asked last). */
 static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
 {
     if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[0] < 0 ||
@@ -452,7 +452,7 @@ static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_nod
     const gcr_meta *x = &ir->values[na->in[0]].m, *wa = &ir->values[na->in[1]].m;
     const gcr_meta *wb = &ir->values[nb->in[1]].m, *y = &ir->values[nb->out].m, *u = &ir->values[nb->in[0]].m;
     const int knob = ir->ctx->knobs.convconv;
-    if (knob == 0 || (knob == 2 && !cc->faster)) return false;
+    if (knob == 0) return false;
     gcr_dtype dt = x->dtype;
     if (!(cc->dtypes >> dt & 1u) || wa->dtype != dt || wb->dtype != dt || u->dtype != dt || y->dtype != dt) return false;
     if ((na->n_in > 2 && na->in[2] >= 0 && ir->values[na->in[2]].m.dtype != dt) ||
@@ -462,7 +462,13 @@ static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_nod
         return false;
     const int64_t C = u->shape[1]; /* the depthwise conv's channels: the value between the two */
     if (cc->c_align > 1 && C % cc->c_align != 0) return false;
-    return cc->max_out <= 0 || y->shape[1] <= cc->max_out;
+    if (cc->max_out > 0 && y->shape[1] > cc->max_out) return false;
+    if (knob != 2 || !cc->faster) return true;
+    const gcr_node *dw = dw_pw ? na : nb, *pw = dw_pw ? nb : na;
+    const gcr_convconv_pair pair = {.form = dw_pw ? GCR_CONVCONV_DW_PW : GCR_CONVCONV_PW_DW, .x = *x,
+                                    .wd = ir->values[dw->in[1]].m, .wp = ir->values[pw->in[1]].m, .mid = *u, .y = *y,
+                                    .dp = dw->p.conv};
+    return cc->faster(ir->ctx, &pair);
 }
 
 bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)

@@ -103,7 +103,8 @@ typedef struct gcr_knobs {
                               PyTorch's default cudnn.allow_tf32 does for convs); 0 exact FP32 (default 0).
                               CUDA only (the CPU is always exact). Eager calls use the value in force; a
                               graph keeps the value it was captured with for all its replays */
-    int autotune;          /* GCR_AUTOTUNE: 1 picks the dense engine's kernel for each conv/GEMM shape by
+    int autotune;          /* GCR_AUTOTUNE: 1 picks the dense engine's kernel for each conv/GEMM shape, and
+                              whether each conv->conv pair runs as one kernel (convconv 2), by
                               timing its candidates once on the GPU (each warmed, then the median of a
                               few runs) and keeps the fastest, cached with the compiled kernels in
                               cache_dir by shape, dtype, device, arch and driver, so a later process
@@ -125,8 +126,8 @@ typedef struct gcr_knobs {
     int convconv;          /* GCR_CONVCONV: conv->conv fusion, a depthwise conv whose result only a 1x1 conv
                               reads run as one kernel: 1 wherever the backend has a kernel for the pair
                               (CUDA: f16/bf16 channels-last), 0 never, 2 only where the backend counts that
-                              kernel the faster (default 2: the CPU executor; on CUDA it is slower today, so
-                              none) */
+                              kernel the faster (default 2: every pair on the CPU; on CUDA the pairs whose
+                              kernel measured faster under autotune 1, none with heuristics only) */
 } gcr_knobs;
 
 typedef struct gcr_ctx_opts {

@@ -270,20 +270,31 @@ typedef struct gcr_operand_budget {
     int own, hooked;
 } gcr_operand_budget;
 
+/* A conv->conv pair as the fuser offers it to its backend (gcr_convconv_caps.faster): its form
+ * (one GCR_CONVCONV_ bit, below); the first conv's input x, the depthwise and 1x1 convs' weights
+ * wd and wp, the value between the convs (mid) and the pair's result y; the depthwise conv's
+ * parameters. Plain data: a backend may key a cache with it. */
+typedef struct gcr_convconv_pair {
+    unsigned form;
+    gcr_meta x, wd, wp, mid, y;
+    gcr_conv2d_params dp;
+} gcr_convconv_pair;
+
 /* The conv->conv groups (capture/pass_convconv.c) a backend's executor runs as one kernel: a conv
  * whose result, through its own epilogue, only the next conv reads. forms: GCR_CONVCONV_DW_PW (a
  * depthwise conv into a 1x1 conv) and GCR_CONVCONV_PW_DW (a 1x1 conv into a depthwise conv), a bit
  * each; dtypes: a bit per gcr_dtype (0: the pass fuses nothing); channels_last: the first conv's
  * input and the second conv's result must have channel stride 1; c_align: the depthwise conv's
  * channels a multiple of it; max_out: the second conv's output channels at most (0: any); faster:
- * the pair's kernel beats the two apart, so GCR_CONVCONV's default (2) fuses them. */
+ * whether the pair's kernel beats the two apart on this pair, which GCR_CONVCONV's default (2)
+ * asks of every pair within the caps (NULL: always; it may measure, and must not fail). */
 enum { GCR_CONVCONV_DW_PW = 1u << 0, GCR_CONVCONV_PW_DW = 1u << 1 };
 typedef struct gcr_convconv_caps {
     unsigned forms;
     unsigned dtypes;
     bool channels_last;
     int c_align, max_out;
-    bool faster;
+    bool (*faster)(gcr_ctx *ctx, const gcr_convconv_pair *pair);
 } gcr_convconv_caps;
 
 typedef struct gcr_backend {

@@ -6,7 +6,7 @@
  * capturing stream measures nothing. Skips where no GPU is present. */
 #include "harness.h"
 #ifdef GCR_HAVE_CUDA
-#include "cuda/autotune.h"
+#include "tune_util.h"
 #include <dirent.h>
 #include <pthread.h>
 
@@ -56,23 +56,7 @@ typedef struct pkey {
 
 static char dir[] = "/tmp/gcr_autotune_XXXXXX";
 
-static gcr_ctx *tune_ctx(int autotune)
-{
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = GCR_DEVICE_CUDA;
-    o.knobs.cache_dir = dir;
-    o.knobs.autotune = autotune;
-    gcr_ctx *ctx = NULL;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) return NULL;
-    return ctx;
-}
-
-static gcr_cuda_tune_stats stats(gcr_ctx *ctx)
-{
-    gcr_cuda_tune_stats s;
-    gcr_cuda_tune_get_stats(ctx, &s);
-    return s;
-}
+static gcr_ctx *tune_ctx(int autotune) { return tu_ctx(GCR_DEVICE_CUDA, dir, autotune); }
 
 static int files_in(const char *path)
 {
@@ -123,7 +107,7 @@ static void test_threads(void)
     int seen = 0;
     for (int i = 0; i < NT; i++) {
         pthread_join(th[i], NULL);
-        gcr_cuda_tune_stats s = stats(w[i].ctx);
+        gcr_cuda_tune_stats s = tu_stats(w[i].ctx);
         seen += s.measured + s.disk_hits;
         CHECK(w[i].pick == 2 && gcr_ctx_status(w[i].ctx) == GCR_OK, "thread %d picked %d: %s", i, w[i].pick,
               gcr_ctx_error(w[i].ctx));
@@ -150,7 +134,7 @@ static void test_autotune(void)
 
     /* measured: the 3 MB clear is the fastest, although the default is the first */
     int p = pick(a, &k1, list, 4, 0, &f);
-    gcr_cuda_tune_stats s = stats(a);
+    gcr_cuda_tune_stats s = tu_stats(a);
     CHECK(p == 1, "picked %d (%s), want 1 (clear3)", p, p >= 0 && p < 4 ? list[p].name : "?");
     CHECK(s.measured == 1 && s.mem_hits == 0 && s.disk_hits == 0, "measured %d mem %d disk %d", s.measured, s.mem_hits,
           s.disk_hits);
@@ -163,7 +147,7 @@ static void test_autotune(void)
     /* the same problem again: memory, no run */
     int runs = f.runs;
     p = pick(a, &k1, list, 4, 0, &f);
-    s = stats(a);
+    s = tu_stats(a);
     CHECK(p == 1 && s.mem_hits == 1 && s.measured == 1 && f.runs == runs, "second call: pick %d, mem %d, measured %d, runs %d",
           p, s.mem_hits, s.measured, f.runs - runs);
 
@@ -171,20 +155,20 @@ static void test_autotune(void)
     gcr_ctx *b = tune_ctx(1);
     if (CHECK(b, "a second CUDA context")) {
         p = pick(b, &k1, list, 4, 0, &f);
-        s = stats(b);
+        s = tu_stats(b);
         CHECK(p == 1 && s.disk_hits == 1 && s.measured == 0 && f.runs == runs, "fresh ctx: pick %d, disk %d, measured %d, runs %d",
               p, s.disk_hits, s.measured, f.runs - runs);
         /* another candidate list for the same problem measures again: clear24 is now the fastest */
         const gcr_cuda_tactic list2[3] = {list[0], list[2], list[3]};
         p = pick(b, &k1, list2, 3, 0, &f);
-        s = stats(b);
+        s = tu_stats(b);
         CHECK(p == 2 && s.measured == 1 && f.runs > runs, "new list: pick %d, measured %d", p, s.measured);
         /* another problem measures too */
         pkey k2 = k1;
         k2.tf32 = 1;
         runs = f.runs;
         p = pick(b, &k2, list, 4, 3, &f);
-        s = stats(b);
+        s = tu_stats(b);
         CHECK(p == 1 && s.measured == 2 && f.runs > runs, "new problem: pick %d, measured %d", p, s.measured);
         gcr_ctx_destroy(b);
     }
@@ -197,7 +181,7 @@ static void test_autotune(void)
         pkey k3 = k1;
         k3.M = 7;
         int p1 = pick(c, &k1, list, 4, 2, &f), p3 = pick(c, &k3, list, 4, 3, &f);
-        s = stats(c);
+        s = tu_stats(c);
         CHECK(p1 == 2 && p3 == 3 && f.runs == runs && s.measured == 0 && s.disk_hits == 0 && s.defaults == 2,
               "autotune 0: picks %d %d, runs %d, measured %d, disk %d", p1, p3, f.runs - runs, s.measured, s.disk_hits);
         /* the knob switched on later measures */
@@ -205,7 +189,7 @@ static void test_autotune(void)
         kn.autotune = 1;
         CHECK_OK(c, gcr_ctx_set_knobs(c, &kn));
         p3 = pick(c, &k3, list, 4, 3, &f);
-        CHECK(p3 == 1 && stats(c).measured == 1, "autotune switched on: pick %d, measured %d", p3, stats(c).measured);
+        CHECK(p3 == 1 && tu_stats(c).measured == 1, "autotune switched on: pick %d, measured %d", p3, tu_stats(c).measured);
         gcr_ctx_destroy(c);
     }
 
@@ -219,9 +203,9 @@ static void test_autotune(void)
     const gcr_cuda_tactic list3[4] = {tac("clear48", 48, 0), tac("fails", 3, 1), tac("clear64", 64, 0), tac("clear24", 24, 0)};
     pkey k4 = k1;
     k4.N = 9;
-    int failed0 = stats(a).failed;
+    int failed0 = tu_stats(a).failed;
     p = pick(a, &k4, list3, 4, 1, &f);
-    s = stats(a);
+    s = tu_stats(a);
     CHECK(p == 3, "with a failing tactic: picked %d, want 3 (clear24)", p);
     CHECK(s.failed > failed0, "the failure is counted (%d)", s.failed);
     CHECK(gcr_ctx_status(a) == before && !strcmp(gcr_ctx_error(a), msg), "error state changed: %s / %s",
@@ -235,9 +219,9 @@ static void test_autotune(void)
     const gcr_cuda_tactic all_bad[2] = {tac("failsA", 3, 1), tac("failsB", 3, 1)};
     pkey k5 = k1;
     k5.K = 5;
-    int measured0 = stats(a).measured;
+    int measured0 = tu_stats(a).measured;
     p = pick(a, &k5, all_bad, 2, 1, &f);
-    CHECK(p == 1 && stats(a).measured == measured0 && gcr_ctx_status(a) == GCR_OK, "all failing: pick %d, %s", p,
+    CHECK(p == 1 && tu_stats(a).measured == measured0 && gcr_ctx_status(a) == GCR_OK, "all failing: pick %d, %s", p,
           gcr_ctx_error(a));
     runs = f.runs;
     p = pick(a, &k5, all_bad, 2, 1, &f);
@@ -249,11 +233,11 @@ static void test_autotune(void)
         pkey k6 = k1;
         k6.M = 99;
         runs = f.runs;
-        measured0 = stats(a).measured;
+        measured0 = tu_stats(a).measured;
         p = pick(a, &k6, list, 4, 2, &f);
         cudaGraph_t g = NULL;
         cudaError_t e = cudaStreamEndCapture(st, &g);
-        CHECK(p == 2 && f.runs == runs && stats(a).measured == measured0, "capturing: pick %d, runs %d", p, f.runs - runs);
+        CHECK(p == 2 && f.runs == runs && tu_stats(a).measured == measured0, "capturing: pick %d, runs %d", p, f.runs - runs);
         CHECK(e == cudaSuccess, "the capture was broken: %s", cudaGetErrorName(e));
         if (g) cudaGraphDestroy(g);
         /* a memory or disk choice is still used while capturing */
@@ -266,9 +250,7 @@ static void test_autotune(void)
     CHECK(gcr_ctx_status(a) == GCR_OK, "%s", gcr_ctx_error(a));
     gcr_ctx_destroy(a);
     test_threads();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "rm");
+    tu_rmdir(dir);
 }
 #endif
 

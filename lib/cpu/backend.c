@@ -62,6 +62,6 @@ const gcr_backend gcr_cpu_backend = {
     .host_alloc = cpu_host_alloc, .host_free = cpu_host_free, .sync = cpu_sync,
     /* exec.c runs any pair of either form (the first conv into scratch, then the second through
      * the first's epilogue) */
-    .convconv = {GCR_CONVCONV_DW_PW | GCR_CONVCONV_PW_DW, 1u << GCR_F32 | 1u << GCR_F16 | 1u << GCR_BF16, false, 1, 0, true},
+    .convconv = {GCR_CONVCONV_DW_PW | GCR_CONVCONV_PW_DW, 1u << GCR_F32 | 1u << GCR_F16 | 1u << GCR_BF16, false, 1, 0, NULL},
     .executor = &gcr_cpu_executor,
 };

@@ -147,10 +147,9 @@ static const gcr_backend cuda_backend = {
     .host_alloc = cuda_host_alloc, .host_free = cuda_host_free,
     .check = cuda_check, .operands = {GCR_CUDA_KERNEL_PARAMS, GCR_CUDA_HOOK_PARAMS},
     /* kernels/dwpw.cuh: depthwise -> 1x1 only, 16-bit tensor cores, 16-byte channel groups, one
-     * column tile of 256. Not the faster: MobileNet-v3 f16 channels-last with its 7 pairs fused
-     * (GCR_CONVCONV=1) replays in 0.366 / 0.849 / 2.032 ms at batch 1 / 32 / 128 against 0.352 /
-     * 0.825 / 1.969 apart (H200, 2026-11-27, bench/results/dwpw-h200-2026-11-27.md) */
-    .convconv = {GCR_CONVCONV_DW_PW, 1u << GCR_F16 | 1u << GCR_BF16, true, GCR_DWPW_C_ALIGN, GCR_DWPW_MAX_OUT, false},
+     * column tile of 256; the faster pair by pair where measured (convconv.c) */
+    .convconv = {GCR_CONVCONV_DW_PW, 1u << GCR_F16 | 1u << GCR_BF16, true, GCR_DWPW_C_ALIGN, GCR_DWPW_MAX_OUT,
+                 gcr_cuda_convconv_faster},
     .executor = &gcr_cuda_executor,
 };
 
