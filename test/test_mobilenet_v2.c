@@ -96,14 +96,16 @@ static void test_mismatch(void)
     gcr_ctx_destroy(ctx);
 }
 
-/* CUDA's pair kernel: 16-bit channels-last, by default and with every pair fused */
+/* CUDA's pair kernel: 16-bit channels-last, by default and with every pair fused. Not bf16: its
+ * rounding is 8x f16's, past the golden's f16 yardstick (on an H100 bf16 fused vs PyTorch f32 was
+ * 0.177, vs gcr's own bf16 eager 0.179); test_fusion and test_cuda_replay hold the bf16 pairs to
+ * the CPU reference */
 static void test_gpu(void)
 {
     if (!pu_gpu_present()) return;
     pu_parity(GCR_DEVICE_CUDA, &v2, GCR_F32, GCR_NHWC);
     pu_parity(GCR_DEVICE_CUDA, &v2, GCR_F16, GCR_NHWC);
     pu_parity_cc(GCR_DEVICE_CUDA, &v2, GCR_F16, GCR_NHWC, 1);
-    pu_parity_cc(GCR_DEVICE_CUDA, &v2, GCR_BF16, GCR_NHWC, 1);
     expect_pairs(GCR_DEVICE_CUDA, GCR_F16, GCR_NHWC);
 }
 
