@@ -438,8 +438,8 @@ static bool conv_pointwise(const gcr_ir *ir, const gcr_node *n)
 /* The conv->conv pair of conv a then conv b: a depthwise conv into a 1x1 stride-1 unpadded
  * ungrouped conv, or such a 1x1 conv into a depthwise one, in a form the backend runs as one
  * kernel (ir->convconv): their dtypes one of its, channels-last where it needs it, the depthwise
- * channels and the outputs within its counts; and GCR_CONVCONV asks for it (2: where the backend
- * answers that its kernel is the faster on this pair, which it may measure: asked last). */
+ * channels and the outputs within its counts; and GCR_CONVCONV not 0 (convconv_chosen asks the
+ * rest). */
 static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
 {
     if (na->op != GCR_OP_CONV2D || nb->op != GCR_OP_CONV2D || na->in[0] < 0 || na->in[1] < 0 || nb->in[0] < 0 ||
@@ -462,12 +462,22 @@ static bool convconv_offered(const gcr_ir *ir, const gcr_node *na, const gcr_nod
         return false;
     const int64_t C = u->shape[1]; /* the depthwise conv's channels: the value between the two */
     if (cc->c_align > 1 && C % cc->c_align != 0) return false;
-    if (cc->max_out > 0 && y->shape[1] > cc->max_out) return false;
-    if (knob != 2 || !cc->faster) return true;
+    return cc->max_out <= 0 || y->shape[1] <= cc->max_out;
+}
+
+/* GCR_CONVCONV's answer for an offered pair that is otherwise legal: 1 yes; 2 (the default) where
+ * the backend answers that its kernel is the faster on this pair. Asked last of all the rules,
+ * since the backend may measure the pair to answer. */
+static bool convconv_chosen(const gcr_ir *ir, const gcr_node *na, const gcr_node *nb)
+{
+    const gcr_convconv_caps *cc = &ir->convconv;
+    if (ir->ctx->knobs.convconv != 2 || !cc->faster) return true;
+    const bool dw_pw = conv_depthwise(ir, na) && conv_pointwise(ir, nb); /* as convconv_offered decides */
     const gcr_node *dw = dw_pw ? na : nb, *pw = dw_pw ? nb : na;
-    const gcr_convconv_pair pair = {.form = dw_pw ? GCR_CONVCONV_DW_PW : GCR_CONVCONV_PW_DW, .x = *x,
-                                    .wd = ir->values[dw->in[1]].m, .wp = ir->values[pw->in[1]].m, .mid = *u, .y = *y,
-                                    .dp = dw->p.conv};
+    const gcr_convconv_pair pair = {.form = dw_pw ? GCR_CONVCONV_DW_PW : GCR_CONVCONV_PW_DW,
+                                    .x = ir->values[na->in[0]].m, .wd = ir->values[dw->in[1]].m,
+                                    .wp = ir->values[pw->in[1]].m, .mid = ir->values[nb->in[0]].m,
+                                    .y = ir->values[nb->out].m, .dp = dw->p.conv};
     return cc->faster(ir->ctx, &pair);
 }
 
@@ -530,7 +540,8 @@ bool gcr_fuse_legal(gcr_ir *ir, int a, int b, gcr_fuse_how how)
         f->over = true;
         return false;
     }
-    return !would_cycle(ir, ra, rb);
+    if (would_cycle(ir, ra, rb)) return false;
+    return how != GCR_FUSE_CONVCONV || convconv_chosen(ir, na, nb);
 }
 
 static int cmp_i64(const void *a, const void *b)

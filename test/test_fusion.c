@@ -874,6 +874,58 @@ static void test_convconv(void)
     gcr_ctx_destroy(ctx);
 }
 
+/* a backend's answer to "is the pair kernel the faster" (gcr_convconv_caps.faster) for
+ * test_convconv_asked: yes for depthwise convs of 16 channels only; counts the questions */
+static int asked;
+static bool faster_if_16(gcr_ctx *ctx, const gcr_convconv_pair *p)
+{
+    (void)ctx;
+    asked++;
+    return p->form == GCR_CONVCONV_DW_PW && p->mid.shape[1] == 16 && p->wd.shape[0] == 16 && p->y.shape[1] == 12;
+}
+
+/* GCR_CONVCONV's default asks the backend about each pair, last of all the rules (it may measure
+ * to answer, so a pair that cannot fuse costs nothing), and does as it answers; 1 and
+ * GCR_SKIP_FUSE=convconv never ask. The ctx runs a copy of its backend whose caps carry the
+ * answer above. */
+static void test_convconv_asked(void)
+{
+    const cu_input *dwpw = NULL, *wide = NULL;
+    for (int c = 0; c < FM_N_CASES; c++) {
+        if (!strcmp(fm_cases[c].name, "dwpw")) dwpw = fm_cases[c].in;
+        if (!strcmp(fm_cases[c].name, "dwpw_wide")) wide = fm_cases[c].in;
+    }
+    cu_input ins[] = {{4, {2, 16, 9, 11}, 0, 0, 0}, {4, {16, 1, 3, 3}, 1, 0, 0}, {1, {16}, 1, 0, 0},
+                      {4, {12, 16, 1, 1}, 1, 0, 0}, {1, {12}, 1, 0, 0}};
+    const char *skips[3] = {NULL, NULL, "convconv"};
+    const int knobs[3] = {2, 1, 2};
+    for (int v = 0; v < 3; v++) {
+        gcr_ctx *ctx = ctx_convconv(knobs[v], skips[v]);
+        if (!ctx) return;
+        const gcr_backend *be = ctx->be;
+        gcr_backend asking = *be;
+        asking.convconv.faster = faster_if_16;
+        ctx->be = &asking;
+        const int takes = pair_fuses(ctx, GCR_F16, GCR_NHWC, 16), ask = v == 0 && takes;
+        const char *what = v == 0 ? "GCR_CONVCONV=2" : v == 1 ? "GCR_CONVCONV=1" : "GCR_SKIP_FUSE=convconv";
+        asked = 0;
+        int k = kernels_of(ctx, fm_dwpw, dwpw, 6, GCR_F16, GCR_NHWC, NULL);
+        CHECK(k == 2 - (takes && v < 2) && (asked > 0) == ask, "%s: 16 channels: %d kernels, asked %d times", what, k, asked);
+        asked = 0;
+        k = kernels_of(ctx, fm_dwpw_wide, wide, 3, GCR_F16, GCR_NHWC, NULL);
+        CHECK(k == 2 - (takes && v == 1) && (asked > 0) == ask, "%s: 1024 channels: %d kernels, asked %d times", what, k,
+              asked);
+        /* pairs that cannot fuse: never asked */
+        asked = 0;
+        k = kernels_of(ctx, m_dwpw_out, ins, 5, GCR_F16, GCR_NHWC, NULL);
+        CHECK(k == 2 && asked == 0, "%s: a depthwise result that is an output: %d kernels, asked %d times", what, k, asked);
+        k = kernels_of(ctx, m_dwpw_two_readers, ins, 5, GCR_F16, GCR_NHWC, NULL);
+        CHECK(k == 3 && asked == 0, "%s: a depthwise result read twice: %d kernels, asked %d times", what, k, asked);
+        ctx->be = be;
+        gcr_ctx_destroy(ctx);
+    }
+}
+
 static void all(void)
 {
     RUN(test_exact_values);
@@ -893,6 +945,7 @@ static void all(void)
     RUN(test_compile_fallback);
     RUN(test_expand);
     RUN(test_convconv);
+    RUN(test_convconv_asked);
 }
 
 int main(void)
