@@ -22,28 +22,15 @@ typedef struct pair_plan {
 
 static size_t up256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* m's shape with dense strides: channels-last (NHWC) when cl, else row-major */
-static gcr_meta dense_meta(const gcr_meta *m, bool cl)
+/* m's shape with dense strides in format f */
+static gcr_meta dense_meta(const gcr_meta *m, gcr_format f)
 {
     gcr_meta d = *m;
-    if (cl && d.ndim == 4) {
-        d.strides[1] = 1;
-        d.strides[3] = d.shape[1];
-        d.strides[2] = d.shape[3] * d.shape[1];
-        d.strides[0] = d.shape[2] * d.strides[2];
-    } else {
-        int64_t s = 1;
-        for (int i = d.ndim - 1; i >= 0; i--) d.strides[i] = s, s *= d.shape[i];
-    }
+    gcr_meta_set_format(&d, f);
     return d;
 }
 
-static size_t meta_bytes(const gcr_meta *m)
-{
-    int64_t n = 1;
-    for (int i = 0; i < m->ndim; i++) n *= m->shape[i];
-    return (size_t)n * gcr_dtype_size(m->dtype);
-}
+static size_t meta_bytes(const gcr_meta *m) { return (size_t)gcr_meta_numel(m) * gcr_dtype_size(m->dtype); }
 
 /* a tensor over scratch memory: enough of one for the conv launchers, which read its meta and data */
 static void wrap(gcr_ctx *ctx, gcr_tensor *t, gcr_storage *st, const gcr_meta *m, void *data)
@@ -100,11 +87,11 @@ bool gcr_cuda_convconv_faster(gcr_ctx *ctx, const gcr_convconv_pair *p)
     snprintf(t[1].name, sizeof t[1].name, "gcr_dwpw");
     t[1].gx = 1;
     pair_plan pl = {.p = p};
-    pl.x = dense_meta(&p->x, true);
-    pl.wd = dense_meta(&p->wd, false);
-    pl.wp = dense_meta(&p->wp, false);
-    pl.mid = dense_meta(&p->mid, true);
-    pl.y = dense_meta(&p->y, true);
+    pl.x = dense_meta(&p->x, GCR_NHWC);
+    pl.wd = dense_meta(&p->wd, GCR_NCHW);
+    pl.wp = dense_meta(&p->wp, GCR_NCHW);
+    pl.mid = dense_meta(&p->mid, GCR_NHWC);
+    pl.y = dense_meta(&p->y, GCR_NHWC);
     pl.wd_bytes = up256(meta_bytes(&pl.wd));
     pl.y_bytes = up256(meta_bytes(&pl.y));
     /* the key: the pair's shapes and the depthwise conv's parameters (dense strides: no pointers) */
