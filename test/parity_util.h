@@ -167,20 +167,27 @@ static void pu_passes(gcr_ctx *ctx, const pu_model *pm, const pu_golden *g, gcr_
     free(ref2);
 }
 
-/* one configuration (device, dtype, layout) of pm, on a fresh ctx with GCR_CONVCONV = convconv (-1:
- * the default); without a GPU a CUDA one skips */
-static __attribute__((unused)) void pu_parity_cc(gcr_device dev, const pu_model *pm, gcr_dtype dt, gcr_format fmt,
-                                                 int convconv)
+/* a ctx on dev with GCR_CONVCONV = convconv (-1: the default), or NULL after a skip line (no GPU)
+ * or a failed check (no CPU context) */
+static __attribute__((unused)) gcr_ctx *pu_ctx_cc(gcr_device dev, int convconv)
 {
     gcr_ctx_opts o = gcr_ctx_opts_default();
     o.device = dev;
     o.knobs.convconv = convconv;
     gcr_ctx *ctx = NULL;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
-        if (dev == GCR_DEVICE_CUDA) h_skip_gpu("no CUDA device");
-        else CHECK(0, "cannot create a CPU context");
-        return;
-    }
+    if (gcr_ctx_create(&ctx, &o) == GCR_OK) return ctx;
+    if (dev == GCR_DEVICE_CUDA) h_skip_gpu("no CUDA device");
+    else CHECK(0, "cannot create a CPU context");
+    return NULL;
+}
+
+/* one configuration (device, dtype, layout) of pm, on a fresh ctx with GCR_CONVCONV = convconv (-1:
+ * the default); without a GPU a CUDA one skips */
+static __attribute__((unused)) void pu_parity_cc(gcr_device dev, const pu_model *pm, gcr_dtype dt, gcr_format fmt,
+                                                 int convconv)
+{
+    gcr_ctx *ctx = pu_ctx_cc(dev, convconv);
+    if (!ctx) return;
     char what[160];
     snprintf(what, sizeof what, "%s %s %s %s%s", gcr_ctx_device_name(ctx), pm->name, gcr_dtype_name(dt),
              pu_fmt_name(fmt), convconv < 0 ? "" : convconv ? " convconv=1" : " convconv=0");

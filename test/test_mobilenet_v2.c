@@ -33,15 +33,8 @@ static const pu_model v2 = {
  * or -1 */
 static int kernels(gcr_device dev, gcr_dtype dt, gcr_format fmt, int convconv)
 {
-    gcr_ctx_opts o = gcr_ctx_opts_default();
-    o.device = dev;
-    o.knobs.convconv = convconv;
-    gcr_ctx *ctx = NULL;
-    if (gcr_ctx_create(&ctx, &o) != GCR_OK) {
-        if (dev == GCR_DEVICE_CUDA) h_skip_gpu("no CUDA device");
-        else CHECK(0, "cannot create a CPU context");
-        return -1;
-    }
+    gcr_ctx *ctx = pu_ctx_cc(dev, convconv);
+    if (!ctx) return -1;
     int k = -1;
     if (CHECK(mnv2_init(ctx, &mnv2, 0.35, 10, dt, fmt, NULL, 3) == 0, "init: %s", mnv2.err)) {
         const int64_t xs[4] = {1, 3, 64, 64};
