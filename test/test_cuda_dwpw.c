@@ -10,7 +10,9 @@
  *   stride are not 16-byte multiples (element loads); the 1x1 weights dense and as a transposed
  *   view (element loads);
  * - no hooks, and a prologue (relu times a per-image, per-channel scale, as a squeeze-excite
- *   would) and an epilogue (scaled plus an f32 residual), each reading extra kernel parameters.
+ *   would) and an epilogue (scaled plus an f32 residual), each reading extra kernel parameters;
+ * - a tile's channel steps in one block, split over blocks by the launcher (one-tile images), and
+ *   split by force (gcr_cuda_dwpw_force_split: 2 to 5 blocks, at most one a step).
  * The value between the convs is filled with NaN first: the kernel must not read it. A pair the
  * launcher refuses (GCR_ERR_COMPILE) is counted and must name the conv->conv kernel; every shape
  * here is one it takes. f16 and bf16, ~1e-2 and 2e-2. Skips without a GPU. */
@@ -33,6 +35,8 @@ static const pair_case fixed[] = {
     {3, 8, 1, 67, 3, 1, 1, 1, 1, 0, 0},      /* one row, one output */
     {1, 32, 67, 1, 3, 2, 1, 1, 33, 1, 1},    /* one column */
     {1, 8, 1, 1, 1, 1, 1, 0, 5, 0, 0},       /* one pixel, 1x1 taps */
+    {1, 960, 7, 7, 3, 1, 1, 1, 160, 0, 0},   /* one tile: the launcher splits its channel steps */
+    {1, 576, 14, 14, 3, 2, 1, 1, 160, 0, 0},
 };
 
 static int ran, refused;
@@ -40,13 +44,15 @@ static int ran, refused;
 /* dt's values of x rounded through dt on the CPU (the kernel rounds the depthwise result to dt) */
 static gcr_tensor *round_to(gcr_tensor *t, gcr_dtype dt) { return gcr_cast(cpu, gcr_cast(cpu, t, dt), GCR_F32); }
 
-static void one(const pair_case *k, gcr_dtype dt, int pro, int epi, const char *tag)
+/* split: the tile's channel steps over this many blocks (gcr_cuda_dwpw_force_split; 0: the
+ * launcher's choice) */
+static void one(const pair_case *k, gcr_dtype dt, int pro, int epi, int split, const char *tag)
 {
     uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
     char what[200];
-    snprintf(what, sizeof what, "%s %s N%d C%d %dx%d k%d s%d d%d p%d -> %d%s%s%s%s", tag, gcr_dtype_name(dt), k->N, k->C,
-             k->H, k->W, k->k, k->s, k->d, k->pad, k->O, k->xslice ? " x-slice" : "", k->wview ? " w-view" : "",
-             pro ? " pro" : "", epi ? " epi" : "");
+    snprintf(what, sizeof what, "%s %s N%d C%d %dx%d k%d s%d d%d p%d -> %d%s%s%s%s split %d", tag, gcr_dtype_name(dt), k->N,
+             k->C, k->H, k->W, k->k, k->s, k->d, k->pad, k->O, k->xslice ? " x-slice" : "", k->wview ? " w-view" : "",
+             pro ? " pro" : "", epi ? " epi" : "", split);
     const int64_t OH = (k->H + 2 * k->pad - k->d * (k->k - 1) - 1) / k->s + 1;
     const int64_t OW = (k->W + 2 * k->pad - k->d * (k->k - 1) - 1) / k->s + 1;
     const int64_t xphys[4] = {k->N, k->C + (k->xslice ? 2 : 0), k->H, k->W}, ds[4] = {k->C, 1, k->k, k->k};
@@ -104,7 +110,9 @@ static void one(const pair_case *k, gcr_dtype dt, int pro, int epi, const char *
     int ch = k->C;
     void *extra[] = {&sep, &rp, &ch};
     gcr_cuda_hooks h = {.defs = defs, .extra = extra, .n_extra = 3, .inner = &d};
+    gcr_cuda_dwpw_force_split(gpu, split);
     gcr_status st = out && ref ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
+    gcr_cuda_dwpw_force_split(gpu, 0);
     if (st == GCR_ERR_COMPILE) {
         refused++;
         CHECK(strstr(gcr_ctx_error(gpu), "conv->conv") != NULL, "%s: refused with %s", what, gcr_ctx_error(gpu));
@@ -122,8 +130,9 @@ static void one(const pair_case *k, gcr_dtype dt, int pro, int epi, const char *
 static void test_fixed(void)
 {
     for (int i = 0; i < (int)(sizeof fixed / sizeof fixed[0]); i++) {
-        one(&fixed[i], i % 2 ? GCR_BF16 : GCR_F16, 0, 0, "fixed");
-        one(&fixed[i], i % 2 ? GCR_F16 : GCR_BF16, 1, 1, "fixed");
+        one(&fixed[i], i % 2 ? GCR_BF16 : GCR_F16, 0, 0, 1, "fixed");
+        one(&fixed[i], i % 2 ? GCR_F16 : GCR_BF16, 1, 1, 0, "fixed");
+        one(&fixed[i], i % 2 ? GCR_BF16 : GCR_F16, 1, 1, 3, "fixed"); /* at most one block a step */
     }
     CHECK(refused == 0, "%d of the fixed shapes refused", refused);
 }
@@ -139,7 +148,7 @@ static void test_random(void)
                        h_pick(5) == 0, h_pick(5) == 0};
         k.pad = h_pick(4) ? k.d * (k.k / 2) : 0;
         while (k.H + 2 * k.pad < k.d * (k.k - 1) + 1 || k.W + 2 * k.pad < k.d * (k.k - 1) + 1) k.pad++;
-        one(&k, h_pick(2) ? GCR_F16 : GCR_BF16, (int)h_pick(2), (int)h_pick(2), "random");
+        one(&k, h_pick(2) ? GCR_F16 : GCR_BF16, (int)h_pick(2), (int)h_pick(2), (int)h_pick(6), "random");
     }
     printf("the pair kernel ran %d cases, refused %d\n", ran, refused);
     CHECK(refused <= ran / 10, "%d of %d cases refused", refused, ran + refused);

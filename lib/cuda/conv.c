@@ -229,6 +229,26 @@ void gcr_cuda_dwpw_name(char *buf, size_t n, int bn, int64_t kh, int64_t kw, int
     snprintf(buf, n, "gcr_dwpw%dk%ds%dr%d_%s", bn, ks, st, r, gcr_cuda_dt_suffix(dt));
 }
 
+/* a.ksplit and a.kchunk: where a's tiles would leave at least half of the cap resident blocks
+ * idle and a tile has several channel steps, its steps split over enough blocks to fill them
+ * (a test's gcr_cuda_dwpw_force_split instead), within the split-K scratch (partials and one
+ * counter per tile), whose counters are then zeroed on the stream; else one block a tile */
+static gcr_status dwpw_split(gcr_ctx *ctx, gcr_dwpw_args *a, int bn, int64_t cap)
+{
+    const int64_t nk = (a->C + a->kc - 1) / a->kc, force = gcr_cuda_st(ctx)->dwpw_split;
+    int64_t S = force > 0 ? force : a->tiles * 2 <= cap ? (cap + a->tiles - 1) / a->tiles : 1;
+    const int64_t fit = a->tiles > 0 ? (int64_t)(GCR_CUDA_SPLITK_BYTES / 4 / GCR_DWPW_PART(bn)) / a->tiles : 0;
+    S = S < nk ? S : nk;
+    S = S < fit ? S : fit;
+    a->ksplit = 1, a->kchunk = nk;
+    if (S <= 1 || a->tiles > GCR_CUDA_SPLITK_TILES || !gcr_cuda_splitk_ws(ctx, 1, &a->part, &a->sem)) return GCR_OK;
+    a->kchunk = (nk + S - 1) / S;
+    a->ksplit = (nk + a->kchunk - 1) / a->kchunk; /* no split empty */
+    return gcr_cuda_splitk_zeroed(ctx);
+}
+
+void gcr_cuda_dwpw_force_split(gcr_ctx *ctx, int splits) { gcr_cuda_st(ctx)->dwpw_split = splits; }
+
 /* A conv->conv pair: depthwise conv d, whose result (through h's prologue) is 1x1 conv c's input,
  * in one kernel (kernels/dwpw.cuh). What it cannot run is refused as GCR_ERR_COMPILE, so the graph
  * runs the pair as two kernels; the fuser offers only pairs within the backend's caps. */
@@ -297,11 +317,13 @@ static gcr_status dwpw(gcr_ctx *ctx, const gcr_call *d, const gcr_call *c, gcr_t
     gcr_cuda_fn *k;
     GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, &k));
     if (!k) return GCR_OK; /* h->src_out: the program text only */
-    /* the grid: as many tiles as are resident at once (their blocks walk the rest) */
+    /* the grid: as many items as are resident at once (their blocks walk the rest) */
     const int64_t per_sm = smem * GCR_DWPW_MINB(bn) <= 227 * 1024 ? GCR_DWPW_MINB(bn) : 227 * 1024 / smem;
     const int64_t cap = (int64_t)gcr_cuda_sm_count(ctx) * per_sm;
+    GCR_TRY(dwpw_split(ctx, &a, bn, cap));
+    const int64_t items = a.tiles * a.ksplit;
     void *std[] = {&a, &xp, &dp, &dbp, &wp, &bp, &yp};
-    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(a.tiles < cap ? a.tiles : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
+    return gcr_cuda_hooked_launch(ctx, k, (unsigned)(items < cap ? items : cap), 1, 1, 256, (unsigned)smem, std, 7, h);
 }
 
 gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)

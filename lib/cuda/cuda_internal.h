@@ -130,6 +130,8 @@ typedef struct gcr_cuda_state {
     struct gcr_cuda_tune *tune;               /* measured tactic choices and their counters (autotune.c, lazy) */
     const char *dense_force;                  /* tests: the dense engine runs the tactic whose name
                                                  contains this, when legal (gcr_cuda_dense_force) */
+    int dwpw_split;                           /* tests: the pair kernel's channel split, 0: the
+                                                 launcher's (gcr_cuda_dwpw_force_split) */
     char dense_last[64];                      /* the dense engine's last tactic (gcr_cuda_dense_last) */
     struct gcr_cuda_scratch *scratch;         /* persistent device scratch (scratch.c, lazy) */
 } gcr_cuda_state;

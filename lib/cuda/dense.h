@@ -113,6 +113,10 @@ const char *gcr_cuda_dt_suffix(gcr_dtype dt);
 void gcr_cuda_dwpw_name(char *buf, size_t n, int bn, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
                         int64_t dw, int64_t items, gcr_dtype dt);
 
+/* Tests: the pair kernel splits each tile's channel steps over this many blocks (at most one a
+ * step; 1: none), whatever the grid; 0 returns the choice to the launcher. */
+void gcr_cuda_dwpw_force_split(gcr_ctx *ctx, int splits);
+
 /* gcr_convconv_caps.faster of the CUDA backend (convconv.c): whether the pair kernel beats the
  * depthwise and 1x1 convs apart on this pair. Measured once per shape with GCR_AUTOTUNE=1 (kept
  * with the kernel cache); false with heuristics only. Never fails: a measurement that cannot run

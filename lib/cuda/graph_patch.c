@@ -36,8 +36,9 @@ static const layout layouts[] = {
     {"gcr_transpose_", 2, {offsetof(gcr_transpose_args, dst), offsetof(gcr_transpose_args, src)}, MAX_PARAMS},
     {"gcr_reduce_", 3, {offsetof(gcr_red_args, out), offsetof(gcr_red_args, in), offsetof(gcr_red_args, part)},
      MAX_PARAMS},
-    /* (const gcr_dense_args / gcr_dw_args / gcr_pool_args p, x, w, out, bias, hook extras...): no
-     * address inside p is patched; gcr_dense_args' split-K workspace never moves (scratch.c) */
+    /* (const gcr_dense_args / gcr_dw_args / gcr_dwpw_args / gcr_pool_args p, x, w, out, bias, hook
+     * extras...): no address inside p is patched; the split-K workspace of gcr_dense_args and
+     * gcr_dwpw_args never moves (scratch.c) */
     {"gcr_dense_", 0, {0}, 1},
     {"gcr_direct_", 0, {0}, 1},
     {"gcr_patch", 0, {0}, 1},

@@ -1,5 +1,6 @@
 /* scratch.c — a ctx's persistent device scratch: split-K's f32 partials and per-tile arrival
- * counters (kernels/gemm_tc.cuh gcr_tc_splitk), and the two-pass reduction's partials (reduce.c).
+ * counters (kernels/gemm_tc.cuh's split tiles, the conv->conv pair kernel's channel splits in
+ * kernels/dwpw.cuh), and the two-pass reduction's partials (reduce.c).
  * Each part is made on its first use and kept until the ctx goes: a captured CUDA Graph holds its
  * address in kernel parameters, so it never moves, shrinks or returns to the allocator (a block
  * handed back during a capture would be given to a later tensor, which every replay then

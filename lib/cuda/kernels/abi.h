@@ -156,6 +156,15 @@ typedef struct gcr_dwpw_args {
     gcr_i64 twl;                  /* a tile is (BM >> twl) output rows by 1 << twl columns */
     gcr_i64 hh, hw;               /* its input halo: rows, columns */
     gcr_i64 tiles_x, tiles_y, tiles; /* tiles across a row, down an image, in all (N images) */
+    /* a tile's channel steps split over ksplit blocks (1: none), split s taking steps
+     * [s * kchunk, min(nk, (s + 1) * kchunk)), none empty; the grid walks tiles * ksplit items
+     * (item w: tile w / ksplit, split w % ksplit). part: each item's f32 partial 1x1 sums in the
+     * MMA fragments' order, [item][8 warps][NT][32 lanes][4]; sem: one arrival counter per tile,
+     * 0 between kernels; the last split of a tile to arrive sums them in split order and runs the
+     * epilogue. Both from the ctx's split-K scratch (scratch.c). */
+    gcr_i64 ksplit, kchunk;
+    float *part;
+    gcr_u32 *sem;
 } gcr_dwpw_args;
 /* its tile: GCR_DWPW_BM(bn) pixels of one image (128 up to bn 64, its 8 warps taking every column;
  * else 64, as 4 x 2 warps) by kc channels a step, rows padded by 8 halves. Dynamic shared memory:
@@ -174,6 +183,8 @@ typedef struct gcr_dwpw_args {
     ((taps) * (wc) * 4 + (wc) * 4 + (bn) * ((wc) + 8) * 2 + 2 * (halo) * (kc) * 2 +                    \
      (GCR_DWPW_BM(bn) * ((kc) + 8) * 2 > GCR_DWPW_STAGE(bn) ? GCR_DWPW_BM(bn) * ((kc) + 8) * 2 : GCR_DWPW_STAGE(bn)))
 #define GCR_DWPW_MINB(bn) ((bn) <= 128 ? 2 : 1)
+/* an item's partial sums under a split (ksplit > 1): 8 warps x NT 8-column MMA tiles x 32 lanes x 4 */
+#define GCR_DWPW_PART(bn) (8 * ((bn) / (8 * GCR_DWPW_WN(bn))) * 32 * 4)
 /* the most depthwise outputs a thread computes along a row, sharing their input columns, in the
  * kernel variant of ks x ks taps at stride st (0: any taps, stride and dilation) */
 #define GCR_DWPW_RMAX(ks, st) ((ks) && (st) ? ((ks) == 3 && (st) == 1 ? 4 : 2) : 1)
@@ -265,7 +276,7 @@ GCR_ABI_SIZE(gcr_divs, 64);
 GCR_ABI_SIZE(gcr_dense_args, 472);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 240);
-GCR_ABI_SIZE(gcr_dwpw_args, 320);
+GCR_ABI_SIZE(gcr_dwpw_args, 352);
 GCR_ABI_SIZE(gcr_copy_args, 288);
 GCR_ABI_SIZE(gcr_transpose_args, 48);
 GCR_ABI_SIZE(gcr_pw_flat_args, 72);

@@ -28,6 +28,10 @@
  * (p.wc, whole steps, zeros past C), else they are loaded each step. The padded rows keep ldmatrix free of bank conflicts.
  * The accumulators leave through gcr_warp_epi16 (gemm.cuh), through a staging area of each warp's
  * own, which reuses A's shared memory: a step takes two barriers, and a tile's last step one more.
+ * Where tiles are fewer than the SMs (small images, batch 1), p.ksplit blocks share a tile, each
+ * taking a run of its channel steps: each stores its partial 1x1 sums through L2, and the last to
+ * arrive (gcr_split_arrive, common.cuh) adds them in split order, so the result does not depend
+ * on the order of arrival, and runs the epilogue.
  * Dynamic shared memory: GCR_DWPW_SMEM (abi.h). */
 #ifndef GCR_DWPW_CUH
 #define GCR_DWPW_CUH
@@ -193,27 +197,36 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
     const bool resident = WC >= C; /* the weights of every channel are loaded once per block */
     if (resident) weights(0);
     const gcr_dwpw_walk hwalk(HW, G), dwalk(TW / R, G); /* over halo [hh][hw][G], items [TH][TW / R][G] */
-    /* the block's steps: its tiles (blockIdx.x, + gridDim.x, ...) by their nk channel chunks; step
-     * s + 1's halo is in flight while step s computes. tile(): image, output corner */
-    auto tile = [&](int t, int &n, int &oy0, int &ox0) {
+    /* the block's steps: its items (blockIdx.x, + gridDim.x, ...; an item is a tile, or a split of
+     * its channel chunks where p.ksplit > 1) by their chunks; step s + 1's halo is in flight while
+     * step s computes. item(): image, output corner and chunks [klo, khi) of item w */
+    const int NS = (int)p.ksplit, KCH = (int)p.kchunk, items = tiles * NS;
+    auto item = [&](int wi, int &n, int &oy0, int &ox0, int &klo, int &khi) {
+        const int t = wi / NS, sp = wi - t * NS;
         n = t / per;
         const int r = t - n * per, ty = r / TX;
         oy0 = ty * TH, ox0 = (r - ty * TX) * TW;
+        klo = sp * KCH, khi = min(nk, klo + KCH);
     };
     auto halo = [&](int s, int n, int oy0, int ox0, int k0) {
         gcr_dwpw_halo<T>(p, x + n * p.xs[0] + k0, x, Hs + (s & 1) * HP * KC, oy0 * SH - (int)p.ph, ox0 * SW - (int)p.pw,
                          C - k0, hwalk);
     };
-    const int steps = ((tiles - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x) * nk;
-    int t = (int)blockIdx.x, kk = 0, n, oy0, ox0; /* step s's tile and chunk */
-    tile(t, n, oy0, ox0);
-    if (steps > 0) halo(0, n, oy0, ox0, 0);
+    int wi = (int)blockIdx.x, n, oy0, ox0, klo, khi; /* step s's item, its corner and chunks */
+    if (wi >= items) return;
+    item(wi, n, oy0, ox0, klo, khi);
+    int kk = klo; /* step s's chunk */
+    halo(0, n, oy0, ox0, kk * KC);
     float acc[NT][4];
-    for (int s = 0; s < steps; s++) {
+    for (int s = 0;; s++) {
         const int k0 = kk * KC;
-        int t1 = t, kk1 = kk + 1, n1 = n, oy1 = oy0, ox1 = ox0; /* step s + 1 */
-        if (kk1 == nk) kk1 = 0, t1 += (int)gridDim.x, tile(t1, n1, oy1, ox1);
-        if (s + 1 < steps) {
+        int wi1 = wi, kk1 = kk + 1, n1 = n, oy1 = oy0, ox1 = ox0, klo1 = klo, khi1 = khi; /* step s + 1 */
+        if (kk1 == khi) {
+            wi1 += (int)gridDim.x;
+            if (wi1 < items) item(wi1, n1, oy1, ox1, klo1, khi1), kk1 = klo1;
+        }
+        const bool more = wi1 < items;
+        if (more) {
             halo(s + 1, n1, oy1, ox1, kk1 * KC);
             asm volatile("cp.async.wait_group 1;\n" ::);
         } else {
@@ -225,7 +238,7 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
             __syncthreads();
         }
         const int wk = resident ? k0 : 0; /* k0's column in Wt and Bs */
-        if (kk == 0) {
+        if (kk == klo) {
 #pragma unroll
             for (int j = 0; j < NT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
         }
@@ -266,7 +279,26 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                 gcr_dn_mma16816<T>(acc[j], a, b);
             }
         }
-        if (kk == nk - 1) {
+        bool last = kk == khi - 1;
+        if (last && NS > 1) { /* a split: its partial out through L2; the tile's last split sums them */
+            float *part = p.part + (long long)wi * GCR_DWPW_PART(BN) + (wid * NT * 32 + lane) * 4;
+#pragma unroll
+            for (int j = 0; j < NT; j++) __stcg((float4 *)(part + j * 128), make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
+            const int t = wi / NS;
+            last = gcr_split_arrive(p.sem, t, NS);
+            if (last) {
+                const float *sum = p.part + (long long)t * NS * GCR_DWPW_PART(BN) + (wid * NT * 32 + lane) * 4;
+#pragma unroll
+                for (int j = 0; j < NT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+                for (int sp = 0; sp < NS; sp++)
+#pragma unroll
+                    for (int j = 0; j < NT; j++) {
+                        const float4 v = __ldcg((const float4 *)(sum + (long long)sp * GCR_DWPW_PART(BN) + j * 128));
+                        acc[j][0] += v.x, acc[j][1] += v.y, acc[j][2] += v.z, acc[j][3] += v.w;
+                    }
+            }
+        }
+        if (last) {
             __syncthreads(); /* every warp is done with A, which the staging reuses */
             gcr_warp_epi16<NT>( /* a warp's own staging (the next step's first barrier waits for it) */
                 stage + wid * 16 * (NT * 8 + 8), acc,
@@ -279,7 +311,8 @@ __device__ __forceinline__ void gcr_dwpw_body(const gcr_dwpw_args &p, const T *_
                 },
                 O - cb, cb, cb, p.ys[1], epi, epi8);
         }
-        t = t1, kk = kk1, n = n1, oy0 = oy1, ox0 = ox1;
+        if (!more) break;
+        wi = wi1, kk = kk1, n = n1, oy0 = oy1, ox0 = ox1, klo = klo1, khi = khi1;
     }
 #endif
 }
