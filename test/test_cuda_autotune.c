@@ -3,7 +3,8 @@
  * and kept; a second call hits memory; a fresh ctx on the same cache folder hits the disk and
  * measures nothing; another tactic list measures again; GCR_AUTOTUNE=0 returns the default and
  * measures nothing; a failing tactic is skipped and leaves the ctx's error state as it was; a
- * capturing stream measures nothing. Skips where no GPU is present. */
+ * capturing stream measures nothing; a pick inside a measurement answers its default. Skips where
+ * no GPU is present. */
 #include "harness.h"
 #ifdef GCR_HAVE_CUDA
 #include "tune_util.h"
@@ -114,6 +115,46 @@ static void test_threads(void)
         gcr_ctx_destroy(w[i].ctx);
     }
     CHECK(seen == NT, "%d of %d threads measured or read the disk", seen, NT);
+}
+
+/* a tactic that picks in turn, as a conv pair's 1x1 conv apart does: the inner pick answers its
+ * default at once (before autotune.c knew, it waited forever on the lock of the measurement it
+ * ran in), and measures nothing, so a later pick of the same problem measures it */
+typedef struct nest {
+    gcr_ctx *ctx;
+    const gcr_cuda_tactic *inner;
+    int answers, answer;
+    fake f;
+} nest;
+
+static const pkey inner_key = {64, 64, 64, 1, 0};
+
+static gcr_status nest_run(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void *x, void *w, void *out)
+{
+    nest *n = arg;
+    n->answer = pick(n->ctx, &inner_key, n->inner, 3, 2, &n->f);
+    n->answers++;
+    return fake_run(ctx, &n->f, t, x, w, out);
+}
+
+static void test_nested(gcr_ctx *a)
+{
+    const gcr_cuda_tactic outer[2] = {tac("clear40", 40, 0), tac("clear5", 5, 0)};
+    const gcr_cuda_tactic inner[3] = {tac("clear2", 2, 0), tac("clear50", 50, 0), tac("clear60", 60, 0)};
+    const pkey k = {4096, 8, 8, 1, 0};
+    nest n = {.ctx = a, .inner = inner, .answer = -1};
+    gcr_cuda_tune_stats s0 = tu_stats(a);
+    n.f.obytes = 64 * MB;
+    int p = gcr_cuda_tune_pick(a, &k, sizeof k, outer, 2, 0, MB, MB, n.f.obytes, nest_run, &n);
+    gcr_cuda_tune_stats s1 = tu_stats(a);
+    CHECK(p == 1, "outer pick %d, want 1 (clear5)", p);
+    CHECK(n.answers > 0 && n.answer == 2, "%d inner picks, the last answered %d: want the default 2", n.answers, n.answer);
+    CHECK(s1.measured == s0.measured + 1 && s1.defaults - s0.defaults == n.answers, "measured %d, defaults %d for %d inner picks",
+          s1.measured - s0.measured, s1.defaults - s0.defaults, n.answers);
+    /* nothing was kept for the inner problem: asked alone, it is measured */
+    fake f = {0};
+    p = pick(a, &inner_key, inner, 3, 2, &f);
+    CHECK(p == 0 && tu_stats(a).measured == s1.measured + 1, "inner alone: pick %d, measured %d", p, tu_stats(a).measured - s1.measured);
 }
 
 static void test_autotune(void)
@@ -247,6 +288,7 @@ static void test_autotune(void)
         CHECK(p == 1 && e == cudaSuccess, "capturing, cached: pick %d", p);
         if (g) cudaGraphDestroy(g);
     }
+    test_nested(a);
     CHECK(gcr_ctx_status(a) == GCR_OK, "%s", gcr_ctx_error(a));
     gcr_ctx_destroy(a);
     test_threads();

@@ -46,6 +46,7 @@ struct gcr_cuda_tune {
     cudaEvent_t ev[REPS + 3];       /* warm-up pair, then the timed runs' boundaries; made at first measure */
     int nev;
     gate gate;
+    bool measuring; /* a tactic of this ctx is being timed: a pick inside it answers its default */
 };
 
 static struct gcr_cuda_tune *tune_state(gcr_ctx *ctx)
@@ -252,7 +253,10 @@ int gcr_cuda_tune_pick(gcr_ctx *ctx, const void *key, size_t klen, const gcr_cud
     if (def < 0 || def >= n) def = 0;
     struct gcr_cuda_tune *T = ctx ? tune_state(ctx) : NULL;
     /* heuristics only: no choice made by measuring is used, whatever the caches hold */
-    if (!T || ctx->knobs.autotune != 1 || n == 1 || n > GCR_CUDA_TUNE_MAX || !t || !run || (klen && !key)) {
+    /* a tactic that itself picks (a pair's 1x1 conv run apart) times the default: a measurement
+     * may not start inside another, whose lock it would wait on forever */
+    if (!T || T->measuring || ctx->knobs.autotune != 1 || n == 1 || n > GCR_CUDA_TUNE_MAX || !t || !run ||
+        (klen && !key)) {
         if (T) T->stats.defaults++;
         return def;
     }
@@ -293,7 +297,9 @@ int gcr_cuda_tune_pick(gcr_ctx *ctx, const void *key, size_t klen, const gcr_cud
         remember(T, k, fl, pick);
         return pick;
     }
+    T->measuring = true;
     pick = measure(ctx, T, t, n, def, bytes, run, arg, us);
+    T->measuring = false;
     if (pick >= 0) to_disk(ctx, k, fl, t, n, pick, us);
     pthread_mutex_unlock(&measuring);
     if (pick < 0) {

@@ -49,7 +49,8 @@ static void wrap(gcr_ctx *ctx, gcr_tensor *t, gcr_storage *st, const gcr_meta *m
 
 /* tactic 0: the two convs apart; 1: the pair kernel. Both plain (no bias, no fused hooks): a fused
  * epilogue adds about the same to either. The 1x1 conv apart takes the dense engine's heuristic
- * tactic (a pick may not nest in a measurement), which GCR_AUTOTUNE may better by a few percent. */
+ * tactic (autotune.c answers a pick inside a measurement with its default), which GCR_AUTOTUNE may
+ * better by a few percent. */
 static gcr_status run_pair(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void *x, void *w, void *out)
 {
     const pair_plan *pl = arg;
@@ -69,12 +70,8 @@ static gcr_status run_pair(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, vo
         gcr_cuda_hooks h = {.defs = "/* the pair kernel without fused hooks */\n", .inner = &d};
         return gcr_cuda_conv2d_hooked(ctx, &c, &ty, &h);
     }
-    const int autotune = ctx->knobs.autotune;
-    ctx->knobs.autotune = 0;
     gcr_status st = gcr_cuda_conv2d_hooked(ctx, &d, &tmid, NULL);
-    if (st == GCR_OK) st = gcr_cuda_conv2d_hooked(ctx, &c, &ty, NULL);
-    ctx->knobs.autotune = autotune;
-    return st;
+    return st == GCR_OK ? gcr_cuda_conv2d_hooked(ctx, &c, &ty, NULL) : st;
 }
 
 bool gcr_cuda_convconv_faster(gcr_ctx *ctx, const gcr_convconv_pair *p)
