@@ -13,7 +13,7 @@
 #define KEY_FORMAT "gcr-tune-2"
 #define REPS 5             /* timed runs per tactic (median), fewer when a tactic is slow */
 #define BUDGET_MS 50.0     /* GPU time for the timed runs of one problem, all tactics together */
-#define WALL_S 1.0         /* past this much wall time on one problem, the rest keep their warm-up time */
+#define WALL_S 1.0         /* past this much wall time on one problem, the rest are timed once */
 #define GATE_S 0.5         /* the longest the stream is held while the timed runs are queued */
 #define KEEP_DEFAULT 0.03  /* the default stays unless another tactic is more than 3% faster: noise
                               must not flip a choice between processes */
@@ -43,7 +43,7 @@ struct gcr_cuda_tune {
     choice *choices;
     gcr_cuda_tune_stats stats;
     int driver, runtime;            /* cudaDriverGetVersion / cudaRuntimeGetVersion */
-    cudaEvent_t ev[REPS + 3];       /* warm-up pair, then the timed runs' boundaries; made at first measure */
+    cudaEvent_t ev[REPS + 3];       /* the sizing run's pair, then the timed runs' boundaries; made at first measure */
     int nev;
     gate gate;
     bool measuring; /* a tactic of this ctx is being timed: a pick inside it answers its default */
@@ -167,21 +167,23 @@ static void err_restore(gcr_ctx *ctx, const saved_err *s)
     memcpy(ctx->err, s->err, sizeof s->err);
 }
 
-/* One tactic: warmed once (the first launch may load its module), then up to REPS runs queued behind
- * the gate and timed one by one; the median in microseconds, or -1 when a run failed. */
+/* One tactic: run once untimed (the first run may compile its kernel and load its module: host
+ * time that a GPU event pair around it would count), once timed alone to size the rest, then up to
+ * REPS runs (one when the problem is late) queued behind the gate and timed one by one; the median
+ * in microseconds, or -1 when a run failed. */
 static double time_tactic(gcr_ctx *ctx, struct gcr_cuda_tune *T, const gcr_cuda_tactic *t, gcr_cuda_tune_run run,
-                          void *arg, void **buf, double budget_ms, int warm_only)
+                          void *arg, void **buf, double budget_ms, int late)
 {
     cudaStream_t s = gcr_cuda_stream(ctx);
     cudaEvent_t *ev = T->ev;
+    if (run(ctx, arg, t, buf[0], buf[1], buf[2]) != GCR_OK) return -1;
     cudaEventRecord(ev[0], s);
     if (run(ctx, arg, t, buf[0], buf[1], buf[2]) != GCR_OK) return -1;
     cudaEventRecord(ev[1], s);
     float ms = 0;
     if (cudaEventSynchronize(ev[1]) != cudaSuccess || cudaEventElapsedTime(&ms, ev[0], ev[1]) != cudaSuccess) return -1;
-    if (warm_only) return 1e3 * ms;
-    int reps = REPS;
-    if (ms * REPS > budget_ms) reps = ms > 0 && budget_ms / ms >= 1 ? (int)(budget_ms / ms) : 1;
+    int reps = late ? 1 : REPS;
+    if (ms * reps > budget_ms) reps = ms > 0 && budget_ms / ms >= 1 ? (int)(budget_ms / ms) : 1;
     atomic_store_explicit(&T->gate.open, 0, memory_order_relaxed);
     int held = cudaLaunchHostFunc(s, gate_wait, &T->gate) == cudaSuccess;
     int ok = 1, done = 0;

@@ -33,9 +33,10 @@ typedef gcr_status (*gcr_cuda_tune_run)(gcr_ctx *ctx, void *arg, const gcr_cuda_
  *  1. the choice kept in the ctx's memory, else
  *  2. the choice stored under knobs.cache_dir (the kernel cache's files, keyed also by the device's
  *     name and arch, the driver and runtime versions and the tactic list), else
- *  3. when the ctx's stream is not capturing, measured: each tactic warmed once, then timed with
- *     CUDA events (median of up to 5 runs queued back to back, fewer when a tactic is slow, so a
- *     problem costs about 50 ms of GPU time at most beyond one run of each tactic); the fastest
+ *  3. when the ctx's stream is not capturing, measured: each tactic run once untimed (its compile
+ *     is no part of its time), then timed with CUDA events (median of up to 5 runs queued back to
+ *     back, fewer when a tactic is slow, and one once the problem has taken a second of wall time,
+ *     so a problem costs about 50 ms of GPU time at most beyond two runs of each tactic); the fastest
  *     (def when it is within 3% of it, so noise does not flip choices) is kept in both caches, else
  *  4. def (nothing is stored: a later call with autotune on still measures).
  * Never fails the caller: a tactic whose run fails is skipped and its error cleared (the ctx's
