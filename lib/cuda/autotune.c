@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define KEY_FORMAT "gcr-tune-2"
+#define KEY_FORMAT "gcr-tune-3" /* 3: a tactic's first run (its compile) untimed; choices timed before are dropped */
 #define REPS 5             /* timed runs per tactic (median), fewer when a tactic is slow */
 #define BUDGET_MS 50.0     /* GPU time for the timed runs of one problem, all tactics together */
 #define WALL_S 1.0         /* past this much wall time on one problem, the rest are timed once */
@@ -64,14 +64,15 @@ static struct gcr_cuda_tune *tune_state(gcr_ctx *ctx)
     return st->tune;
 }
 
-/* "format|device|arch|driver|runtime|n|name gx gy gz threads ks smem;...|" then the caller's key bytes,
- * malloc'ed (NULL when out of memory) */
+/* "format|device|arch|driver|runtime|kernel sources' hash|n|name gx gy gz threads ks smem;...|" then
+ * the caller's key bytes, malloc'ed (NULL when out of memory). The sources' hash: a choice timed on
+ * gcr's old kernel files is measured again on the new ones. */
 static char *full_key(gcr_ctx *ctx, struct gcr_cuda_tune *T, const void *key, size_t klen, const gcr_cuda_tactic *t,
                       int n, size_t *len)
 {
     char head[256 + GCR_CUDA_TUNE_MAX * 136];
-    int hl = snprintf(head, sizeof head, "%s|%s|sm_%d|drv%d|rt%d|%d|", KEY_FORMAT, ctx->device_name, gcr_cuda_arch(ctx),
-                      T->driver, T->runtime, n);
+    int hl = snprintf(head, sizeof head, "%s|%s|sm_%d|drv%d|rt%d|hdr%016llx|%d|", KEY_FORMAT, ctx->device_name,
+                      gcr_cuda_arch(ctx), T->driver, T->runtime, (unsigned long long)gcr_cuda_embedded_hash(), n);
     for (int i = 0; i < n && hl < (int)sizeof head; i++)
         hl += snprintf(head + hl, sizeof head - (size_t)hl, "%.48s %u %u %u %u %u %u;", t[i].name, t[i].gx, t[i].gy,
                        t[i].gz, t[i].threads, t[i].ks, t[i].smem);

@@ -22,7 +22,8 @@ typedef struct gcr_cuda_tactic {
  * byte sizes given to gcr_cuda_tune_pick, 256-byte aligned, contents arbitrary but finite). Any
  * status but GCR_OK makes the tactic ineligible for this problem. It runs under the process's
  * measuring lock (one problem is timed at a time, so contexts on other threads do not skew the
- * times): it must not call gcr_cuda_tune_pick. */
+ * times); a gcr_cuda_tune_pick it calls on the same ctx answers its default at once, measuring
+ * and keeping nothing. Its first run on a problem is not timed (a compile may happen there). */
 typedef gcr_status (*gcr_cuda_tune_run)(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void *x, void *w,
                                         void *out);
 
@@ -32,7 +33,8 @@ typedef gcr_status (*gcr_cuda_tune_run)(gcr_ctx *ctx, void *arg, const gcr_cuda_
  * choice to compare with. With knobs.autotune 1:
  *  1. the choice kept in the ctx's memory, else
  *  2. the choice stored under knobs.cache_dir (the kernel cache's files, keyed also by the device's
- *     name and arch, the driver and runtime versions and the tactic list), else
+ *     name and arch, the driver and runtime versions, the hash of gcr's kernel sources and the
+ *     tactic list), else
  *  3. when the ctx's stream is not capturing, measured: each tactic run once untimed (its compile
  *     is no part of its time), then timed with CUDA events (median of up to 5 runs queued back to
  *     back, fewer when a tactic is slow, and one once the problem has taken a second of wall time,

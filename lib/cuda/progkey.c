@@ -39,8 +39,8 @@ uint64_t gcr_cuda_src_key(gcr_cuda_src *s, int *hashed)
     return k;
 }
 
-/* hash of every embedded kernel source, computed once (the sources are constants) */
-static uint64_t embedded_hash(void)
+/* computed once (the sources are constants) */
+uint64_t gcr_cuda_embedded_hash(void)
 {
     static _Atomic uint64_t h; /* contexts on several threads may compute it at once: same value */
     uint64_t x = atomic_load_explicit(&h, memory_order_relaxed);
@@ -60,7 +60,7 @@ char *gcr_cuda_disk_key(int arch, const char *text, size_t *klen)
     /* the key covers the embedded headers a program may include: a library with changed kernel
      * files must never load modules compiled from the old ones */
     int hl = snprintf(head, sizeof head, "%s|sm_%d%s|nvrtc%d|hdr%016llx|--std=c++17 -prec-div=false|", KEY_FORMAT, arch,
-                      gcr_nvrtc_arch_specific(arch) ? "a" : "", gcr_nvrtc_version(), (unsigned long long)embedded_hash());
+                      gcr_nvrtc_arch_specific(arch) ? "a" : "", gcr_nvrtc_version(), (unsigned long long)gcr_cuda_embedded_hash());
     size_t sl = strlen(text), kl = (size_t)hl + sl;
     char *key = malloc(kl + 1);
     if (!key) return NULL;

@@ -32,6 +32,8 @@ typedef struct gcr_cuda_program_cache {
 uint64_t gcr_cuda_fnv1a(const char *p, size_t n);
 /* The memory cache's key of a program text: its FNV-1a, never 0 (0 marks "not yet hashed"). */
 uint64_t gcr_cuda_text_key(const char *text);
+/* A hash of every embedded kernel source, never 0: what changes when gcr's kernel files do. */
+uint64_t gcr_cuda_embedded_hash(void);
 /* The disk cache's key of a program text for sm_<arch>: "format|arch|NVRTC version|embedded
  * headers' hash|options|text" in full, malloc'ed (NULL when out of memory), length in *klen. */
 char *gcr_cuda_disk_key(int arch, const char *text, size_t *klen);
