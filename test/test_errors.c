@@ -500,12 +500,14 @@ static void test_ctx_create(void)
 }
 
 /* the default cache_dir under a long XDG_CACHE_HOME is that directory's gcr/, not a prefix of it
- * (a 1024-byte buffer cut it short, naming another directory) */
+ * (a 1024-byte buffer cut it short, naming another directory). GCR_CACHE_DIR would override the
+ * default, so it is unset for the case and put back after. */
 static void test_long_cache_home(void)
 {
     char *home = malloc(1200), *want = malloc(1300);
-    const char *saved = getenv("XDG_CACHE_HOME");
-    char *keep = saved ? strdup(saved) : NULL;
+    const char *saved = getenv("XDG_CACHE_HOME"), *saved_dir = getenv("GCR_CACHE_DIR");
+    char *keep = saved ? strdup(saved) : NULL, *keep_dir = saved_dir ? strdup(saved_dir) : NULL;
+    unsetenv("GCR_CACHE_DIR");
     int n = snprintf(home, 1200, "/tmp/gcr_test_cache_%d/", (int)getpid());
     while (n < 1100) home[n++] = 'c';
     home[n] = 0;
@@ -521,7 +523,9 @@ static void test_long_cache_home(void)
     gcr_ctx_destroy(c);
     if (keep) setenv("XDG_CACHE_HOME", keep, 1);
     else unsetenv("XDG_CACHE_HOME");
+    if (keep_dir) setenv("GCR_CACHE_DIR", keep_dir, 1);
     free(keep);
+    free(keep_dir);
     free(home);
     free(want);
 }
