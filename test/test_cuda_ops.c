@@ -8,6 +8,7 @@
  * Skips the GPU parts without a GPU. */
 #include "harness.h"
 #include "cuda/cuda_ops.h"
+#include "cuda/dense.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -386,6 +387,48 @@ static gcr_ctx *ctx_in(const char *dir)
     gcr_ctx *ctx = NULL;
     CHECK(gcr_ctx_create(&ctx, &o) == GCR_OK, "cuda ctx with cache dir");
     return ctx;
+}
+
+/* An eager conv.cuh kernel compiles a program of its own (the family's program of every default
+ * kernel took 35-57 s), found by name afterwards without hashing a text; a second ctx loads it
+ * from the disk; a name outside the family's scheme is an error that names it. */
+static void test_eager_programs(void)
+{
+    char dir[] = "/tmp/gcr-eager-XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp")) return;
+    static const char *const names[] = {"gcr_dwv_f16", "gcr_dense_mma32_f16", "gcr_gemv_bf16", "gcr_dense_fma32_f32"};
+    static const gcr_dtype dts[] = {GCR_F16, GCR_F16, GCR_BF16, GCR_F32};
+    gcr_ctx *a = ctx_in(dir);
+    if (!a) return;
+    gcr_cuda_cache_stats s0, s1;
+    for (int i = 0; i < 4; i++) {
+        gcr_cuda_fn *k = NULL;
+        gcr_cuda_cache_get_stats(a, &s0);
+        CHECK_OK(a, gcr_cuda_hooked_kernel(a, "conv.cuh", dts[i], NULL, names[i], &k));
+        gcr_cuda_cache_get_stats(a, &s1);
+        CHECK(k && s1.compiles == s0.compiles + 1, "%s: %d compiles, want its own program", names[i], s1.compiles - s0.compiles);
+        gcr_cuda_fn *again = NULL;
+        CHECK_OK(a, gcr_cuda_hooked_kernel(a, "conv.cuh", dts[i], NULL, names[i], &again));
+        gcr_cuda_cache_get_stats(a, &s0);
+        CHECK(again == k && s0.compiles == s1.compiles && s0.hashes == s1.hashes && s0.mem_hits == s1.mem_hits + 1,
+              "%s again: the same kernel by name (%d compiles, %d hashes, %d memory hits)", names[i],
+              s0.compiles - s1.compiles, s0.hashes - s1.hashes, s0.mem_hits - s1.mem_hits);
+    }
+    CHECK(count_files(dir, ".mod") == 4, "%d module files, want 4", count_files(dir, ".mod"));
+    gcr_cuda_fn *k = (gcr_cuda_fn *)1;
+    CHECK(gcr_cuda_hooked_kernel(a, "conv.cuh", GCR_F16, NULL, "gcr_nope_f16", &k) == GCR_ERR_INTERNAL && !k &&
+              strstr(gcr_ctx_error(a), "gcr_nope_f16"),
+          "an unknown name: %s", gcr_ctx_error(a));
+    gcr_ctx_destroy(a);
+    gcr_ctx *b = ctx_in(dir);
+    if (!b) return;
+    CHECK_OK(b, gcr_cuda_hooked_kernel(b, "conv.cuh", GCR_F16, NULL, "gcr_dwv_f16", &k));
+    gcr_cuda_cache_get_stats(b, &s1);
+    CHECK(s1.compiles == 0 && s1.disk_hits == 1, "a second ctx: %d compiles, %d disk hits", s1.compiles, s1.disk_hits);
+    gcr_ctx_destroy(b);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "%s", cmd);
 }
 
 /* runs k (writes 42 + gridDim.x into p[0]) and returns p[0] */
@@ -862,6 +905,7 @@ int main(void)
     RUN(test_oom);
     RUN(test_compile_error);
     RUN(test_cache);
+    RUN(test_eager_programs);
     RUN(test_allocator);
     RUN(test_limits_at_call);
     RUN(test_limits_bind);

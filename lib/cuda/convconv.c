@@ -66,8 +66,8 @@ static gcr_status run_pair(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, vo
     c.in[0] = &tmid;
     c.in[1] = &twp;
     c.p.conv = (gcr_conv2d_params){.stride = {1, 1}, .dilation = {1, 1}, .groups = 1};
-    if (t->gx == 1) { /* the eager programs hold no pair kernel: hooks with a text build its own */
-        gcr_cuda_hooks h = {.defs = "/* the pair kernel without fused hooks */\n", .inner = &d};
+    if (t->gx == 1) {
+        gcr_cuda_hooks h = {.inner = &d};
         return gcr_cuda_conv2d_hooked(ctx, &c, &ty, &h);
     }
     gcr_status st = gcr_cuda_conv2d_hooked(ctx, &d, &tmid, NULL);

@@ -33,6 +33,12 @@ gcr_status gcr_cuda_program_src(gcr_ctx *ctx, gcr_cuda_src *src, const char *con
 /* The same for a text used once (a graph build's program): hashes source on every call. */
 gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const *names, int n,
                             gcr_cuda_fn **out);
+/* For a kernel whose name alone determines its program's text (an eager conv.cuh kernel): the
+ * kernel the ctx already fetched under that name (a memory hit: nothing built or hashed), or
+ * NULL; then gcr_cuda_program_named with the text fetches it (as gcr_cuda_program) and keeps it
+ * under its name for the ctx's life. */
+gcr_cuda_fn *gcr_cuda_named_find(gcr_ctx *ctx, const char *name);
+gcr_status gcr_cuda_program_named(gcr_ctx *ctx, const char *source, const char *name, gcr_cuda_fn **out);
 /* Makes sure every source has a module, compiling the missing ones in parallel threads (NVRTC
  * per program; loading and caching stay on this thread). Sources that fail are skipped: a later
  * gcr_cuda_program on them compiles again and reports the log. For graph builds, where dozens of
@@ -109,6 +115,7 @@ void gcr_cuda_alloc_fini(gcr_ctx *ctx);
 void gcr_cuda_alloc_stats(gcr_ctx *ctx, size_t *held, size_t *live, uint64_t *mallocs);
 
 struct gcr_cuda_program_cache;
+struct gcr_cuda_named;
 struct gcr_cuda_pw_entry;
 struct gcr_cuda_tune;
 struct gcr_cuda_scratch;
@@ -122,6 +129,7 @@ typedef struct gcr_cuda_state {
     const gcr_cuda_drv *drv;
     gcr_cuda_alloc *alloc;
     struct gcr_cuda_program_cache *programs; /* uthash by the hash of the text (program.h) */
+    struct gcr_cuda_named *named;            /* kernels whose name alone gives their program, by name */
     struct gcr_cuda_pw_entry *pw;            /* eager pointwise kernels by packed key (pointwise.c) */
     gcr_cuda_fn *red[3][3][5];                /* reduce kernels [op][dtype][1,32,256,part,fin] (reduce.c, lazy) */
     gcr_cuda_fn *copy[8];                     /* strided copy, then tiled transpose, by element size 1,2,4,8 (movement.c) */

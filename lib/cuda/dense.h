@@ -76,7 +76,8 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *
 
 /* Program text for dtype dt of kernel file "conv.cuh" or "pool.cuh" with hooks h (may be NULL),
  * malloc'ed (NULL when out of memory). inst NULL: every default kernel of the dtype (tf32: the TF32
- * tiles too, f32 conv.cuh only); else only the kernel the instantiation line inst makes (e.g.
+ * tiles too, f32 conv.cuh only; the library builds such programs of pool.cuh only); else only the
+ * kernel the instantiation line inst makes (e.g.
  * "GCR_DENSE_TC_KERNEL(gcr_dense_tc64_f16, gcr_dn_f16, gcr_cfg_tc64)"; gcr_cuda_dense_inst). */
 char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_cuda_hooks *h, const char *inst);
 
@@ -90,10 +91,11 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n);
  * and an sm_80+ device. */
 int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h);
 
-/* The kernel called name of kernel file "conv.cuh" or "pool.cuh" for dtype dt (f32, f16, bf16):
- * from the dtype's eager program when h has no defs, else from a program of that kernel with the
- * hooks (h->pick, when set, remembers it). With h->src_out set it stores the program text there
- * instead and leaves *k NULL. */
+/* The kernel called name of kernel file "conv.cuh" or "pool.cuh" for dtype dt (f32, f16, bf16),
+ * from a program of that kernel alone: with the hooks when h has defs (h->pick, when set,
+ * remembers it), else eager, kept by its name for the ctx's life (pool.cuh: the dtype's program of
+ * every default kernel). With h->src_out set it stores the program text there instead and leaves
+ * *k NULL. */
 gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
                                   gcr_cuda_fn **k);
 /* Launches k (threads x 1 x 1 blocks, smem bytes of dynamic shared memory: past the default 48 KB

@@ -1,8 +1,9 @@
 /* hooks.c — the programs of the conv.cuh and pool.cuh kernel families, for their launchers (the
- * dense engine, the depthwise conv, pooling): an eager launch takes its dtype's program of every
- * default kernel (a static text), a hooked launch (capture's fused prologue and epilogue) a
- * program of just the kernel it picked (its hooks are unique to it, so the family's other ~15
- * kernels would be compiled for nothing); then the launch with the hooks' extra arguments. */
+ * dense engine, the depthwise conv, pooling): a conv.cuh launch takes a program of just the kernel
+ * it picked, eager (kept by the kernel's name) or hooked (capture's fused prologue and epilogue:
+ * its hooks are unique to it), since the family holds some 40 kernels a dtype; a pool.cuh eager
+ * launch takes its dtype's program of every default kernel (a static text); then the launch with
+ * the hooks' extra arguments. */
 #include "dense.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,44 +74,43 @@ int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h)
 gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
                                   gcr_cuda_fn **k)
 {
-    /* eager programs: static texts keyed once, so an eager launch hashes and allocates nothing;
-     * conv.cuh f32 with TF32 last */
-    static gcr_cuda_src eager[2][4] = {
-        {GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n"),
-         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 1\n#include \"conv.cuh\"\n"),
-         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 2\n#include \"conv.cuh\"\n"),
-         GCR_CUDA_SRC("#define GCR_TF32 1\n#define GCR_DTYPE_ONLY 0\n#include \"conv.cuh\"\n")},
-        {GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n"),
-         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n"),
-         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n"), GCR_CUDA_SRC(NULL)}};
+    /* pool.cuh's eager programs: static texts keyed once (its kernels are few and light, so one
+     * program holds all of a dtype's) */
+    static gcr_cuda_src pool_eager[3] = {GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 0\n#include \"pool.cuh\"\n"),
+                                         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 1\n#include \"pool.cuh\"\n"),
+                                         GCR_CUDA_SRC("#define GCR_DTYPE_ONLY 2\n#include \"pool.cuh\"\n")};
     GCR_ASSERT(ctx, dt == GCR_F32 || dt == GCR_F16 || dt == GCR_BF16); /* gcr_infer takes only these */
-    int pool = strcmp(file, "conv.cuh") != 0, tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
+    const bool pool = strcmp(file, "conv.cuh") != 0, hooked = h && h->defs && h->defs[0], text_only = h && h->src_out;
+    const int tf32 = !pool && dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
     *k = NULL;
-    gcr_cuda_src *text = &eager[pool][tf32 ? 3 : dt];
-    if (!h || !h->defs || !h->defs[0]) {
-        if (h && h->src_out) { /* hooks with no text: the eager program is the one to prefetch */
-            *h->src_out = strdup(text->text);
+    if (pool && !hooked) {
+        if (text_only) { /* hooks with no text: the eager program is the one to prefetch */
+            *h->src_out = strdup(pool_eager[dt].text);
             GCR_CHECK(ctx, *h->src_out, GCR_ERR_OOM, "%s: out of host memory", name);
             return GCR_OK;
         }
-        return gcr_cuda_program_src(ctx, text, &name, 1, k);
+        return gcr_cuda_program_src(ctx, &pool_eager[dt], &name, 1, k);
     }
-    gcr_cuda_pick *pick = h->src_out ? NULL : h->pick;
+    /* a program of this one kernel (the conv.cuh family holds some 40 a dtype, and compiling them
+     * all took 35-57 s with NVRTC for sm_90, one takes 1-4 s): hooked, remembered by h->pick for
+     * its launch; eager, kept by its name, which alone gives its text; pool.cuh hooked, with the
+     * family's few kernels */
+    gcr_cuda_pick *pick = hooked && !text_only ? h->pick : NULL;
     if (pick && pick->fn && !strcmp(pick->name, name)) { /* this launch's kernel again: its hooks are the same */
         *k = pick->fn;
         return GCR_OK;
     }
-    /* hooked: a program of this one kernel (pool.cuh's kernels are few and light: its program keeps them all) */
+    if (!hooked && !text_only && (*k = gcr_cuda_named_find(ctx, name))) return GCR_OK;
     char inst[160];
     GCR_CHECK(ctx, pool || gcr_cuda_dense_inst(name, inst, sizeof inst) == 0, GCR_ERR_INTERNAL,
               "%s: no instantiation for this kernel name", name);
-    char *src = gcr_cuda_dense_source(file, dt, tf32, h, pool ? NULL : inst);
+    char *src = gcr_cuda_dense_source(file, dt, tf32, hooked ? h : NULL, pool ? NULL : inst);
     GCR_CHECK(ctx, src, GCR_ERR_OOM, "%s: out of host memory", name);
-    if (h->src_out) { /* prefetch: the text, no launch (*k stays NULL) */
+    if (text_only) { /* prefetch: the text, no launch (*k stays NULL) */
         *h->src_out = src;
         return GCR_OK;
     }
-    gcr_status s = gcr_cuda_program(ctx, src, &name, 1, k);
+    gcr_status s = hooked ? gcr_cuda_program(ctx, src, &name, 1, k) : gcr_cuda_program_named(ctx, src, name, k);
     free(src);
     if (s == GCR_OK && pick && strlen(name) < sizeof pick->name) {
         strcpy(pick->name, name);

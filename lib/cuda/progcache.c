@@ -1,5 +1,6 @@
 /* progcache.c — the ctx's memory cache of compiled modules and of the kernels fetched from them.
- * A launcher that keeps its program text in a gcr_cuda_src has the text's key computed once, so a
+ * A launcher that keeps its program text in a gcr_cuda_src has the text's key computed once, and
+ * one whose kernel name determines its text finds the kernel by name (gcr_cuda_named_find), so a
  * launch that finds its module hashes, copies and allocates nothing (and asks NVRTC nothing); a
  * miss loads the module from the disk cache or compiles it. */
 #include "program.h"
@@ -183,8 +184,39 @@ gcr_status gcr_cuda_program(gcr_ctx *ctx, const char *source, const char *const 
     return gcr_cuda_program_src(ctx, &src, names, n, out);
 }
 
+gcr_cuda_fn *gcr_cuda_named_find(gcr_ctx *ctx, const char *name)
+{
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    gcr_cuda_named *e = NULL;
+    if (st && name) HASH_FIND_STR(st->named, name, e);
+    if (!e) return NULL;
+    st->cache.mem_hits++;
+    return e->fn;
+}
+
+gcr_status gcr_cuda_program_named(gcr_ctx *ctx, const char *source, const char *name, gcr_cuda_fn **out)
+{
+    GCR_TRY(gcr_cuda_program(ctx, source, &name, 1, out));
+    gcr_cuda_state *st = gcr_cuda_st(ctx);
+    gcr_cuda_named *e = NULL;
+    HASH_FIND_STR(st->named, name, e);
+    if (e) return GCR_OK;
+    /* best effort: out of memory here only means finding the kernel through its text next time */
+    if (!(e = calloc(1, sizeof *e))) return GCR_OK;
+    e->name = (*out)->name;
+    e->fn = *out;
+    HASH_ADD_KEYPTR(hh, st->named, e->name, strlen(e->name), e);
+    if (GCR_HASH_ADD_FAILED(e)) free(e);
+    return GCR_OK;
+}
+
 void gcr_cuda_progs_free(gcr_cuda_state *st)
 {
+    gcr_cuda_named *n, *ntmp;
+    HASH_ITER(hh, st->named, n, ntmp) {
+        HASH_DEL(st->named, n);
+        free(n);
+    }
     gcr_cuda_prog *e, *tmp;
     HASH_ITER(hh, st->programs, e, tmp) {
         HASH_DEL(st->programs, e);

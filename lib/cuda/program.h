@@ -27,6 +27,14 @@ typedef struct gcr_cuda_program_cache {
     UT_hash_handle hh;
 } gcr_cuda_prog;
 
+/* A kernel found by its name alone (gcr_cuda_program_named): the name is its fn's (kept by the
+ * module). */
+typedef struct gcr_cuda_named {
+    const char *name;
+    struct gcr_cuda_fn *fn;
+    UT_hash_handle hh;
+} gcr_cuda_named;
+
 /* ---- keys (progkey.c) */
 /* 64-bit FNV-1a of n bytes at p. */
 uint64_t gcr_cuda_fnv1a(const char *p, size_t n);
@@ -51,7 +59,8 @@ gcr_cuda_prog *gcr_cuda_prog_new(uint64_t key, const char *text);
 /* Puts e into the cache; on failure (out of memory) frees it and returns GCR_ERR_OOM. */
 gcr_status gcr_cuda_prog_add(gcr_cuda_state *st, gcr_cuda_prog *e);
 void gcr_cuda_prog_free(gcr_cuda_state *st, gcr_cuda_prog *e);
-/* Frees every entry of the cache (gcr_cuda_programs_fini on the ctx's state). */
+/* Frees every entry of the cache and the table of kernels by name (gcr_cuda_programs_fini on the
+ * ctx's state). */
 void gcr_cuda_progs_free(gcr_cuda_state *st);
 /* Loads e's module from the disk cache; 1 when it did (counted as a disk hit). */
 int gcr_cuda_prog_from_disk(gcr_ctx *ctx, gcr_cuda_state *st, gcr_cuda_prog *e);
