@@ -563,8 +563,13 @@ static gcr_status run_tactic(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, 
 {
     const dense_plan *p = arg;
     gcr_cuda_hooks eh = {.tf32 = p->tf32};
-    gcr_cuda_fn *k;
-    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", p->dt, &eh, t->name, &k));
+    gcr_cuda_fn *k = gcr_cuda_named_find(ctx, t->name);
+    if (!k) { /* a candidate not yet compiled: every candidate's program at once, in parallel */
+        const char *names[GCR_CUDA_TUNE_MAX];
+        for (int i = 0; i < p->n; i++) names[i] = p->t[i].name;
+        GCR_TRY(gcr_cuda_eager_prefetch(ctx, p->dt, &eh, names, p->n));
+        GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", p->dt, &eh, t->name, &k));
+    }
     return launch_tactic(ctx, p, t, k, x, w, out, NULL, NULL);
 }
 

@@ -98,6 +98,14 @@ int gcr_cuda_tf32(gcr_ctx *ctx, const gcr_cuda_hooks *h);
  * *k NULL. */
 gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, const gcr_cuda_hooks *h, const char *name,
                                   gcr_cuda_fn **k);
+
+/* Compiles the eager programs of conv.cuh's kernels names[0..n) for dtype dt (TF32 as h says, h
+ * may be NULL) that no cache holds yet, all at once on a pool of threads (prefetch.c), so that
+ * gcr_cuda_hooked_kernel then finds them: a measurement (GCR_AUTOTUNE) runs its candidates one after
+ * another, and each one's compile on a cold cache would come in turn (MobileNet-v3 f16 at batch 1:
+ * some 25 programs of 0.4-2.5 s each). Best effort: a name outside gcr_cuda_dense_inst's scheme or
+ * a program that fails to compile is left for its launch, which reports it. */
+gcr_status gcr_cuda_eager_prefetch(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_hooks *h, const char *const *names, int n);
 /* Launches k (threads x 1 x 1 blocks, smem bytes of dynamic shared memory: past the default 48 KB
  * the function is allowed that much once, on its first such launch) with the nstd (at most 8)
  * standard arguments, then h's extras. */

@@ -119,6 +119,29 @@ gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, 
     return s;
 }
 
+gcr_status gcr_cuda_eager_prefetch(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_hooks *h, const char *const *names, int n)
+{
+    GCR_CHECK(ctx, n >= 0 && (n == 0 || names), GCR_ERR_INVALID, "cuda eager prefetch: invalid arguments");
+    const int tf32 = dt == GCR_F32 && gcr_cuda_tf32(ctx, h);
+    char **srcs = calloc((size_t)n + 1, sizeof *srcs);
+    GCR_CHECK(ctx, srcs, GCR_ERR_OOM, "cuda eager prefetch: out of host memory");
+    int m = 0;
+    gcr_status s = GCR_OK;
+    for (int i = 0; i < n && s == GCR_OK; i++) {
+        char inst[160];
+        if (!names[i] || gcr_cuda_dense_inst(names[i], inst, sizeof inst) != 0) continue;
+        if (!(srcs[m] = gcr_cuda_dense_source("conv.cuh", dt, tf32, NULL, inst)))
+            s = gcr_set_error(ctx, GCR_ERR_OOM, "%s: out of host memory", names[i]);
+        else
+            m++;
+    }
+    /* texts already compiled (kept in memory or on disk) cost a lookup here, not a compile */
+    if (s == GCR_OK) s = gcr_cuda_programs_prefetch(ctx, (const char *const *)srcs, m);
+    for (int i = 0; i < m; i++) free(srcs[i]);
+    free(srcs);
+    return s;
+}
+
 gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
                                   unsigned smem, void *const *std, int nstd, const gcr_cuda_hooks *h)
 {
