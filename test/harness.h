@@ -229,6 +229,14 @@ static __attribute__((unused)) int h_shape_is(gcr_tensor *t, int nd, const int64
     return 1;
 }
 
+/* removes folder path and everything in it (a test's temporary cache or dump folder), as a check */
+static __attribute__((unused)) void h_rmtree(const char *path)
+{
+    char cmd[4200];
+    const int n = snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    CHECK(n > 0 && n < (int)sizeof cmd && system(cmd) == 0, "rm -rf %s", path);
+}
+
 /* the whole file at path as a NUL-terminated string (empty when it cannot be read in full), NULL
  * when it cannot be opened; the caller frees it */
 static __attribute__((unused)) char *h_slurp(const char *path)

@@ -313,7 +313,7 @@ static void test_autotune(void)
     CHECK(gcr_ctx_status(a) == GCR_OK, "%s", gcr_ctx_error(a));
     gcr_ctx_destroy(a);
     test_threads();
-    tu_rmdir(dir);
+    h_rmtree(dir);
 }
 #endif
 

@@ -165,7 +165,7 @@ static void test_measured(void)
     }
     gcr_ctx_destroy(d);
     gcr_ctx_destroy(cpu);
-    tu_rmdir(dir);
+    h_rmtree(dir);
 }
 #endif
 

@@ -426,9 +426,7 @@ static void test_eager_programs(void)
     gcr_cuda_cache_get_stats(b, &s1);
     CHECK(s1.compiles == 0 && s1.disk_hits == 1, "a second ctx: %d compiles, %d disk hits", s1.compiles, s1.disk_hits);
     gcr_ctx_destroy(b);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "%s", cmd);
+    h_rmtree(dir);
 }
 
 /* runs k (writes 42 + gridDim.x into p[0]) and returns p[0] */

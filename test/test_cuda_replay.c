@@ -380,8 +380,7 @@ static void test_profile_and_dump(void)
     CHECK(src && strstr(src, "extern \"C\" __global__") && strstr(src, "gcr_k0_add_clamp_mul_div"),
           "source dump lacks the kernel");
     free(src);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0, "rm");
+    h_rmtree(dir);
     gcr_ctx_destroy(ctx);
 }
 
@@ -420,9 +419,7 @@ static void test_dump_long_dir(void)
               found);
         gcr_ctx_destroy(ctx);
     }
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", top);
-    CHECK(system(cmd) == 0, "rm");
+    h_rmtree(top);
     free(deep);
 }
 

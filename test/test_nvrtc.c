@@ -252,9 +252,7 @@ static void test_disk_cache_long_dir(void)
         CHECK(gcr_ctx_status(ctx) == GCR_OK, "the cache raises no error: %s", gcr_ctx_error(ctx));
         gcr_ctx_destroy(ctx);
     }
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", top);
-    CHECK(system(cmd) == 0, "rm");
+    h_rmtree(top);
     free(deep);
 }
 

@@ -26,12 +26,4 @@ static __attribute__((unused)) gcr_cuda_tune_stats tu_stats(gcr_ctx *ctx)
     return s;
 }
 
-/* removes the test's cache folder and what the contexts stored in it */
-static __attribute__((unused)) void tu_rmdir(const char *dir)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "rm -rf %s", dir);
-}
-
 #endif
