@@ -12,7 +12,7 @@
  * "tf32" is f32 with the context knob tf32 = 1 (f32 1x1 convs and GEMMs on TF32 tensor cores).
  * force=NAME runs every conv and GEMM on the dense engine's legal tactic whose name contains NAME
  * (gcr_cuda_dense_force: e.g. "kd_" for the deep-pipeline implicit tiles; "dwv" keeps depthwise on
- * the shared-memory tile), the heuristic's pick where none matches. tactics writes a line to stderr
+ * the shared-memory tile, "dws" puts it on the staged tile), the heuristic's pick where none matches. tactics writes a line to stderr
  * before each layer ("conv_bench: layer NET NAME DTYPE batch N count C") and turns the log to level 2,
  * so that with GCR_AUTOTUNE=1 each layer's timed candidates follow its name (bench/tactics.sh).
  * usage: conv_bench [net=mnv3|resnet50|all] [nchw|nhwc] [w=nchw|nhwc] [f32|tf32|f16|bf16 ...]

@@ -30,7 +30,7 @@ GEMM, DW, STEM, CONV, PW, MOVE, OTHER = ("1x1 conv / GEMM", "depthwise conv", "s
 # every other op that is not a conv or GEMM is pointwise, a reduction or a pool
 MOVEMENT = {"contiguous", "concat", "permute", "slice", "reshape"}
 # lib/cuda function names (lib/cuda/conv.c), should a trace carry them
-CUDA_FN = [(re.compile(r"dense_(tc|fma|mma)|gemv"), GEMM), (re.compile(r"(?<![a-z])dwv?(?![a-z])"), DW),
+CUDA_FN = [(re.compile(r"dense_(tc|fma|mma)|gemv"), GEMM), (re.compile(r"(?<![a-z])dw[vcs]?(?![a-z])"), DW),
            (re.compile(r"direct"), STEM), (re.compile(r"gcr_(copy|transpose)"), MOVE),
            (re.compile(r"gcr_(pw|reduce|pool|gap|to_f32)"), PW)]
 KNAME = re.compile(r"^k(\d+)_([a-z0-9_]+)")

@@ -6,9 +6,14 @@
  * (small tiles) and 8-32 (large ones); f32 (1e-4), f16 and bf16 (~1e-2); and the fusion hooks
  * (prologue, epilogue with extra kernel parameters, each alone and both); the channel-group kernel
  * (gcr_dwc_*) where it takes the 3x3/5x5 shapes by default and forced onto every shape it can run,
- * and the tile forced onto the default ones.
+ * the staged tile (dwstage.cuh gcr_dws_*) forced onto every shape it can run, the tile forced onto
+ * the default ones, and the choice between the kernels (by default, and measured under
+ * GCR_AUTOTUNE=1 once per shape).
  * Skips without a GPU. */
 #include "gpu_compare.h"
+#ifdef GCR_HAVE_CUDA
+#include "tune_util.h"
+#endif
 
 /* how the input is laid out in memory; the logical values are the same in every case */
 enum lay { L_NCHW, L_NHWC, L_CSLICE };
@@ -194,33 +199,84 @@ static void test_tile_forced(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
-/* The channel-group kernel (gcr_dwc_*) forced onto every case it can run (3x3/5x5 taps, column
- * stride 1/2 and dilation 1, channels a whole number of 16-byte vectors): each dtype, plain and
- * hooked, so its 4-output rows meet odd widths (1-3 outputs left in a row), partial channel blocks,
- * row stride 2, row dilation, whole rows of padding and taps larger than the image */
-static void test_dwc_forced(void)
+/* A channels-last kernel forced onto every case it can run (square taps 3/5, or up to 7 for the
+ * staged tile, column stride 1/2 and dilation 1, channels a whole number of 16-byte vectors): each
+ * dtype, plain and hooked, so its 4-output rows meet odd widths (1-3 outputs left in a row),
+ * partial channel blocks, row stride 2, row dilation, whole rows of padding and taps larger than
+ * the image; at batch 8-32 each block walks several tiles */
+static void forced_family(const char *force, const char *kernel, int ks_max)
 {
     const gcr_dtype dts[] = {GCR_F32, GCR_F16, GCR_BF16};
-    gcr_cuda_dense_force(gpu, "dwc");
+    gcr_cuda_dense_force(gpu, force);
     for (int i = 0; i < N_CASES; i++) {
         const dw_case *k = &cases[i];
-        if (k->KH != k->KW || (k->KH != 3 && k->KH != 5) || k->dw != 1 || (k->sw != 1 && k->sw != 2)) continue;
+        if (k->KH != k->KW || k->KH % 2 == 0 || k->KH > ks_max || k->dw != 1 || (k->sw != 1 && k->sw != 2)) continue;
         for (int d = 0; d < 3; d++) {
             if (k->C % (16 / (int)gcr_dtype_size(dts[d]))) continue;
-            char what[192], ran[64];
-            case_name(what, sizeof what, k, gcr_dtype_name(dts[d]), "nhwc", " forced dwc");
+            char what[192], ran[64], extra[32];
+            snprintf(extra, sizeof extra, " forced %s", force);
+            case_name(what, sizeof what, k, gcr_dtype_name(dts[d]), "nhwc", extra);
             dw_one(k, dts[d], L_NHWC, &ran);
-            CHECK(strstr(ran, "gcr_dwc_") != NULL, "%s: ran %s", what, ran);
+            CHECK(strstr(ran, kernel) != NULL, "%s: ran %s", what, ran);
             hooked_one(k, dts[d], L_NHWC, 1, 1);
             hooked_one(k, dts[d], L_NHWC, d == 1, d != 1);
         }
     }
     gcr_cuda_dense_force(gpu, NULL);
 }
+
+/* the channel-group kernel (gcr_dwc_*) */
+static void test_dwc_forced(void) { forced_family("dwc", "gcr_dwc_", 5); }
+
+/* one case on ctx c (gpu's operands made there), the kernel it ran in *ran */
+static void dw_on(gcr_ctx *c, const dw_case *k, char (*ran)[64])
+{
+    gcr_ctx *save = gpu;
+    gpu = c;
+    dw_one(k, GCR_F16, L_NHWC, ran);
+    gpu = save;
+}
+
+/* The choice between the heuristic's kernel and the staged tile. By default the staged tile where
+ * the channel-group kernel's blocks would hold fewer than 8 channel groups at column stride 1 (16
+ * channels of f16), else the heuristic's (64 channels at batch 32: the channel-group kernel). Under
+ * GCR_AUTOTUNE=1 each shape is measured once: a second call answers from memory and a fresh ctx on
+ * the same cache folder from disk, the result right every time. */
+static void test_choice(void)
+{
+    static const dw_case k16 = {8, 16, 32, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, k64 = {32, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+    char ran[64], dir[] = "/tmp/gcr_dwtune_XXXXXX";
+    dw_one(&k16, GCR_F16, L_NHWC, &ran);
+    CHECK(strstr(ran, "gcr_dws_") != NULL, "16 channels: ran %s, want the staged tile", ran);
+    dw_one(&k64, GCR_F16, L_NHWC, &ran);
+    CHECK(strstr(ran, "gcr_dwc_") != NULL, "64 channels at batch 32: ran %s, want the channel-group kernel", ran);
+    if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp")) return;
+    gcr_ctx *a = tu_ctx(GCR_DEVICE_CUDA, dir, 1), *b = NULL;
+    if (!CHECK(a != NULL, "an autotuning ctx")) goto done;
+    dw_on(a, &k64, &ran);
+    CHECK(tu_stats(a).measured == 1, "measured %d shapes, want 1", tu_stats(a).measured);
+    CHECK(strstr(ran, "gcr_dwc_") || strstr(ran, "gcr_dws_"), "measured: ran %s", ran);
+    dw_on(a, &k64, &ran);
+    CHECK(tu_stats(a).measured == 1 && tu_stats(a).mem_hits == 1, "again: measured %d, from memory %d", tu_stats(a).measured,
+          tu_stats(a).mem_hits);
+    b = tu_ctx(GCR_DEVICE_CUDA, dir, 1);
+    if (!CHECK(b != NULL, "a second autotuning ctx")) goto done;
+    dw_on(b, &k64, &ran);
+    CHECK(tu_stats(b).measured == 0 && tu_stats(b).disk_hits == 1, "second ctx: measured %d, from disk %d",
+          tu_stats(b).measured, tu_stats(b).disk_hits);
+done:
+    gcr_ctx_destroy(b);
+    gcr_ctx_destroy(a);
+    h_rmtree(dir);
+}
+/* the staged tile (gcr_dws_*) */
+static void test_dws_forced(void) { forced_family("dws", "gcr_dws_", 7); }
 #else
 static void test_hooks(void) {}
 static void test_tile_forced(void) {}
 static void test_dwc_forced(void) {}
+static void test_dws_forced(void) {}
+static void test_choice(void) {}
 #endif
 
 int main(void)
@@ -230,5 +286,7 @@ int main(void)
     RUN(test_hooks);
     RUN(test_tile_forced);
     RUN(test_dwc_forced);
+    RUN(test_dws_forced);
+    RUN(test_choice);
     return close2();
 }

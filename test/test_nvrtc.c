@@ -121,6 +121,7 @@ static void test_one_kernel_programs(void)
         snprintf(names[n++], sizeof names[0], "gcr_dw_%s", dtall[d]);
         snprintf(names[n++], sizeof names[0], "gcr_dwv_%s", dtall[d]);
         snprintf(names[n++], sizeof names[0], "gcr_dwc_%s", dtall[d]);
+        snprintf(names[n++], sizeof names[0], "gcr_dws_%s", dtall[d]);
     }
     for (int bn = 16; bn <= 64; bn *= 2)
         for (int d = 0; d < 2; d++) {

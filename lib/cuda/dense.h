@@ -43,6 +43,8 @@ typedef struct gcr_cuda_hooks {
 gcr_status gcr_cuda_conv2d_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
 gcr_status gcr_cuda_matmul_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
 gcr_status gcr_cuda_pool_hooked(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
+/* A depthwise conv (groups == C == O; depthwise.c), as gcr_cuda_conv2d_hooked. */
+gcr_status gcr_cuda_depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h);
 
 /* The limits of the dense engine's kernels on problem a (gcr_cuda_limit, cuda_ops.h): grid z
  * dims and batch items, rows, columns and their tiles (grid y), reduction length. */
@@ -51,7 +53,8 @@ int gcr_cuda_dense_limits(const gcr_dense_args *a, gcr_cuda_limit *l);
 /* Tests: the dense engine runs the legal tactic whose name contains name (e.g. "tc64k", "mma32",
  * "/s" for a split-K one; the heuristic's or GCR_AUTOTUNE's pick when none matches; NULL: no
  * forcing); "dwv" keeps channels-last depthwise convs on the shared-memory tile (gcr_dwv_*), "dwc"
- * puts them on the channel-group kernel (gcr_dwc_*) wherever it can run. A tactic's name is its
+ * puts them on the channel-group kernel (gcr_dwc_*) and "dws" on the staged tile (gcr_dws_*)
+ * wherever it can run. A tactic's name is its
  * kernel's, plus "/s<ksplit>" when split-K. name must outlive its use. gcr_cuda_last_kernel: the name of the ctx's last launched kernel; gcr_cuda_dense_last: the
  * name of the dense engine's last tactic ("" before the first). */
 void gcr_cuda_dense_force(gcr_ctx *ctx, const char *name);

@@ -56,8 +56,8 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         w = snprintf(buf, n, "GCR_DWPW_KERNEL(%s, %s, %d, %d, %d, %d)", name, T, bn, ks, st, r);
     } else if (!strncmp(fam, "dw_", 3) && sfx == fam + 2) {
         w = snprintf(buf, n, "GCR_DW1_KERNEL(%s, %s)", name, T);
-    } else if ((!strncmp(fam, "dwv_", 4) || !strncmp(fam, "dwc_", 4)) && sfx == fam + 3) {
-        w = snprintf(buf, n, "GCR_DW%c_KERNEL(%s, %s)", fam[2] == 'v' ? 'V' : 'C', name, T);
+    } else if ((!strncmp(fam, "dwv_", 4) || !strncmp(fam, "dwc_", 4) || !strncmp(fam, "dws_", 4)) && sfx == fam + 3) {
+        w = snprintf(buf, n, "GCR_DW%c_KERNEL(%s, %s)", fam[2] - 'a' + 'A', name, T);
     } else {
         return -1;
     }

@@ -134,9 +134,12 @@ typedef struct gcr_dw_args {
     gcr_i64 total;               /* N*C*OH*OW */
     gcr_i64 c_fast;              /* 1: consecutive threads take consecutive channels (NHWC out);
                                     2: the channels-last shared-memory tile (conv.cuh gcr_dw_tiled);
-                                    3: 16-byte channel groups (conv.cuh gcr_dw_vec) */
+                                    3: 16-byte channel groups (conv.cuh gcr_dw_vec);
+                                    4: the staged tile (dwstage.cuh gcr_dw_staged) */
     /* the tile (c_fast 2): 4-channel chunks per block, strips per tile row, tile rows, outputs per
-     * strip, 16-byte loads/stores legal (C, strides and pointers), tiles in all */
+     * strip, 16-byte loads/stores legal (C, strides and pointers), tiles in all; the staged tile
+     * (c_fast 4): 16-byte channel groups per block, strips per tile row, tile rows, -, tvec,
+     * tiles per channel block */
     gcr_i64 tq, tsx, tth, tr, tvec, ttiles;
 } gcr_dw_args;
 

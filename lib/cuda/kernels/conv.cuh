@@ -19,13 +19,14 @@
  *   In scope: p (gcr_dense_args or gcr_dw_args), x, w, out, bias.
  * Kernels: gcr_dense_* (gemm.cuh, gemm_tc.cuh), gcr_dw_{f32,f16,bf16} (depthwise, one channel per
  * thread), gcr_dwv_{f32,f16,bf16} (depthwise, channels-last tile), gcr_dwc_{f32,f16,bf16}
- * (depthwise, channels-last channel groups), gcr_direct_{f32,f16,bf16} (short reductions),
+ * (depthwise, channels-last channel groups), gcr_dws_{f32,f16,bf16} (dwstage.cuh: depthwise,
+ * channels-last tiles staged by cp.async), gcr_direct_{f32,f16,bf16} (short reductions),
  * gcr_patch{16,32,64}_{f16,bf16} (patch.cuh: tensor-core convs of fewer channels per group than a
  * 16-byte chunk, the stems, their input patch staged) and gcr_shortk{16,32,64}_{f16,bf16}
  * (shortk.cuh: 1x1s and GEMMs with K <= 32, weights in registers); GCR_DTYPE_ONLY keeps one dtype,
  * GCR_NO_DEFAULT_KERNELS none (then instantiate with GCR_DENSE_KERNEL / GCR_DW_KERNEL (or one
- * entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL, GCR_DWC_KERNEL) / GCR_DIRECT_KERNEL / GCR_PATCH_KERNEL /
- * GCR_SHORTK_KERNEL). */
+ * entry: GCR_DW1_KERNEL, GCR_DWV_KERNEL, GCR_DWC_KERNEL, GCR_DWS_KERNEL) / GCR_DIRECT_KERNEL /
+ * GCR_PATCH_KERNEL / GCR_SHORTK_KERNEL). */
 #ifndef GCR_CONV_CUH
 #define GCR_CONV_CUH
 
@@ -41,6 +42,7 @@
 #include "patch.cuh"
 #include "shortk.cuh"
 #include "dwpw.cuh"
+#include "dwstage.cuh"
 
 /* KS > 0: square KSxKS taps known at compile time; 0: KH x KW at run time. I: the linear index
  * type, unsigned 32-bit whenever it fits (64-bit division would dominate this memory-bound loop). */
@@ -270,28 +272,6 @@ __device__ __forceinline__ void gcr_dwt_fma(float4 &a, const float4 v, const flo
     a.z = fmaf(v.z, w.z, a.z);
     a.w = fmaf(v.w, w.w, a.w);
 }
-/* 4 consecutive channels stored at once (8 bytes of 16-bit types, 16 of f32) */
-__device__ __forceinline__ void gcr_dwt_st4(float *p, const float (&v)[4]) { *(float4 *)p = make_float4(v[0], v[1], v[2], v[3]); }
-template <typename T> __device__ __forceinline__ void gcr_dwt_st4(T *p, const float (&v)[4])
-{
-    union { uint2 q; unsigned short h[4]; } u;
-#pragma unroll
-    for (int j = 0; j < 4; j++) u.h[j] = gcr_dn_bits16(v[j], p);
-    *(uint2 *)p = u.q;
-}
-/* 16 bytes of channels as f32 */
-template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q, float (&o)[4])
-{
-    o[0] = __uint_as_float(q.x); o[1] = __uint_as_float(q.y); o[2] = __uint_as_float(q.z); o[3] = __uint_as_float(q.w);
-}
-template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q, float (&o)[8])
-{
-    union { uint4 q; T h[8]; } u;
-    u.q = q;
-#pragma unroll
-    for (int j = 0; j < 8; j++) o[j] = gcr_dn_tof(u.h[j]);
-}
-
 template <int KS, int SW, typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_dw_tiled(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                              T *__restrict__ out, const T *__restrict__ bias, float4 *__restrict__ sm,
@@ -469,17 +449,11 @@ template <int KS, int SW, typename T, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                            float *__restrict__ wsm, gcr_dw_stage *stg, Pro &pro, Epi &epi, Epi8 &epi8)
 {
-    enum { VC = 16 / sizeof(T), OX = 4, NCOL = (OX - 1) * SW + KS, TAPS = KS * KS };
+    enum { VC = 16 / sizeof(T), OX = 4, NCOL = (OX - 1) * SW + KS };
     const int H = (int)p.H, W = (int)p.W, OW = (int)p.OW, C = (int)p.C;
     const int CV = C / VC, CB = CV < GCR_DW_CB ? CV : GCR_DW_CB, slots = 256 / CB;
     const int g0 = blockIdx.y * CB; /* first channel group of this block */
-    /* taps fastest across threads: contiguous reads of the weights (gcr_dw_tiled says why) */
-    for (int i = threadIdx.x; i < TAPS * CB * VC; i += blockDim.x) {
-        int cl = i / TAPS, tap = i - cl * TAPS, g = cl / VC, j = cl - g * VC;
-        int c = (g0 + g) * VC + j, ky = tap / KS, kx = tap - ky * KS;
-        wsm[tap * CB * VC + (j >> 2) * CB * 4 + g * 4 + (j & 3)] =
-            c < C ? gcr_dn_ld(w, c * p.ws[0] + ky * p.ws[2] + kx * p.ws[3]) : 0.0f;
-    }
+    gcr_dw_taps<KS, T>(p, w, wsm, g0, CB);
     __syncthreads();
     const int g = threadIdx.x % CB, slot = threadIdx.x / CB, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const bool on = slot < slots && g0 + g < CV;
@@ -640,22 +614,23 @@ __device__ __forceinline__ void gcr_dw_vec(const gcr_dw_args &p, const T *__rest
     }
 
 /* all three entries of one dtype (the default kernels); a hooked program takes only the one it runs */
-#define GCR_DW_KERNEL(NAME, VNAME, CNAME, T) GCR_DW1_KERNEL(NAME, T) GCR_DWV_KERNEL(VNAME, T) GCR_DWC_KERNEL(CNAME, T)
+#define GCR_DW_KERNEL(NAME, VNAME, CNAME, SNAME, T)                                                         \
+    GCR_DW1_KERNEL(NAME, T) GCR_DWV_KERNEL(VNAME, T) GCR_DWC_KERNEL(CNAME, T) GCR_DWS_KERNEL(SNAME, T)
 
 #endif /* GCR_CONV_CUH */
 
 #if !defined(GCR_NO_DEFAULT_KERNELS) && !defined(GCR_CONV_KERNELS_DONE)
 #define GCR_CONV_KERNELS_DONE
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F32
-GCR_DW_KERNEL(gcr_dw_f32, gcr_dwv_f32, gcr_dwc_f32, float)
+GCR_DW_KERNEL(gcr_dw_f32, gcr_dwv_f32, gcr_dwc_f32, gcr_dws_f32, float)
 GCR_DIRECT_KERNEL(gcr_direct_f32, float)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_F16
-GCR_DW_KERNEL(gcr_dw_f16, gcr_dwv_f16, gcr_dwc_f16, gcr_dn_f16)
+GCR_DW_KERNEL(gcr_dw_f16, gcr_dwv_f16, gcr_dwc_f16, gcr_dws_f16, gcr_dn_f16)
 GCR_DIRECT_KERNEL(gcr_direct_f16, gcr_dn_f16)
 #endif
 #if !defined(GCR_DTYPE_ONLY) || GCR_DTYPE_ONLY == GCR_DT_BF16
-GCR_DW_KERNEL(gcr_dw_bf16, gcr_dwv_bf16, gcr_dwc_bf16, gcr_dn_bf16)
+GCR_DW_KERNEL(gcr_dw_bf16, gcr_dwv_bf16, gcr_dwc_bf16, gcr_dws_bf16, gcr_dn_bf16)
 GCR_DIRECT_KERNEL(gcr_direct_bf16, gcr_dn_bf16)
 #endif
 #endif

@@ -49,15 +49,16 @@ template <typename T> __device__ __forceinline__ uint4 gcr_dwpw_pack(const float
                       h[6] | (unsigned)h[7] << 16);
 }
 
-/* A walk over the items e = tid, tid + 256, ... of a [rows][cols][G] range without a division per
- * item: (i, j, g) advance by the precomputed (di, dj, dg) of 256 items, with carries. */
+/* A walk over the items e = tid, tid + nt, ... of a [rows][cols][G] range (G <= nt, the block's
+ * threads) without a division per item: (i, j, g) advance by the precomputed (di, dj, dg) of nt
+ * items, with carries. */
 struct gcr_dwpw_walk {
     int i, j, g, di, dj, dg;
-    __device__ __forceinline__ gcr_dwpw_walk(int cols, int G)
+    __device__ __forceinline__ gcr_dwpw_walk(int cols, int G, int nt = 256)
     {
-        const int t = (int)threadIdx.x, a = t / G, d = 256 / G;
+        const int t = (int)threadIdx.x, a = t / G, d = nt / G;
         i = a / cols, j = a - i * cols, g = t - a * G;
-        di = d / cols, dj = d - di * cols, dg = 256 - d * G;
+        di = d / cols, dj = d - di * cols, dg = nt - d * G;
     }
     __device__ __forceinline__ void next(int cols, int G)
     {
