@@ -108,7 +108,10 @@ static int dw_geometry(gcr_dw_args *a, int sms, int u, int esize, int *threads)
  * clock). A tile's bytes are its input rows inside the image with the halo, and its outputs, each
  * contiguous run rounded up to 64 bytes (a run is the block's channels of one pixel, or a whole
  * row where the block takes every channel). The cost is the busiest block's periods plus the
- * first copy, the last tile's arithmetic and the taps' load. */
+ * first copy, the last tile's arithmetic and the taps' load. ncu on an H200 counts about twice the
+ * instructions estimated here, issued at about half the rate (bench/results/dws-h200-2026-11-28.md),
+ * so the model's times are low on layers bound by issue; GCR_AUTOTUNE times its pick against the
+ * heuristic's kernel. */
 #define DWS_LAT 2000
 static int dws_geometry(gcr_dw_args *a, int sms, int64_t vc, int *threads, unsigned *smem, int64_t *gx)
 {
