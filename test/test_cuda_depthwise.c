@@ -227,6 +227,8 @@ static void forced_family(const char *force, const char *kernel, int ks_max)
 
 /* the channel-group kernel (gcr_dwc_*) */
 static void test_dwc_forced(void) { forced_family("dwc", "gcr_dwc_", 5); }
+/* the staged tile (gcr_dws_*) */
+static void test_dws_forced(void) { forced_family("dws", "gcr_dws_", 7); }
 
 /* one case on ctx c (gpu's operands made there), the kernel it ran in *ran */
 static void dw_on(gcr_ctx *c, const dw_case *k, char (*ran)[64])
@@ -269,8 +271,6 @@ done:
     gcr_ctx_destroy(a);
     h_rmtree(dir);
 }
-/* the staged tile (gcr_dws_*) */
-static void test_dws_forced(void) { forced_family("dws", "gcr_dws_", 7); }
 #else
 static void test_hooks(void) {}
 static void test_tile_forced(void) {}

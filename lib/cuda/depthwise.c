@@ -193,7 +193,6 @@ static void heuristic_way(gcr_ctx *ctx, const gcr_dw_args *base, gcr_dtype dt, d
                              (force && strstr(force, "dwc")));
         if (classic && !(force && strstr(force, "dwv"))) a.c_fast = 3;
         else if (dw_geometry(&a, sms, a.tvec ? (int)(vc / 4) : 1, (int)gcr_dtype_size(dt), &threads)) a.c_fast = 2;
-        else a.c_fast = 1;
     }
     static const char *const fam[] = {"", "", "v", "c"};
     wy->t = (gcr_cuda_tactic){.gy = 1, .gz = 1, .threads = 256, .ks = 1};
