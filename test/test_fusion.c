@@ -278,6 +278,9 @@ static void test_chain(void)
     cu_input big[] = {{4, {2, 64, 32, 32}, 0, 0, 0}, {2, {23, 64}, 1, 0, 0}, {1, {23}, 1, 0, 0}, {2, {200, 23}, 1, 0, 0}};
     /* x [2,520,5,3] -> 13 -> 7: the pool's channels in three passes of 256, the last partial */
     cu_input passes[] = {{4, {2, 520, 5, 3}, 0, 0, 0}, {2, {13, 520}, 1, 0, 0}, {1, {13}, 1, 0, 0}, {2, {7, 13}, 1, 0, 0}};
+    /* x [2,2064,3,5] -> 13 -> 7: channels-last, the 16-byte pool's chunks in two passes of 256 (f16
+     * and bf16: 258 chunks; f32: 516, three), 15 pixels over a cluster's blocks */
+    cu_input chunks[] = {{4, {2, 2064, 3, 5}, 0, 0, 0}, {2, {13, 2064}, 1, 0, 0}, {1, {13}, 1, 0, 0}, {2, {7, 13}, 1, 0, 0}};
     gcr_ctx *ctx = ctx_knobs(1, 0, 1, NULL);
     for (int d = 0; d < 3; d++)
         for (int f = 0; f < 2; f++) {
@@ -290,6 +293,9 @@ static void test_chain(void)
                   f ? "nhwc" : "nchw", k, l);
             l = launches_of(ctx, m_head, passes, 4, dts[d], fmt, &k);
             CHECK(k == 3 && l == 1, "520-channel head %s %s: 3 kernels in 1 launch, got %d in %d",
+                  gcr_dtype_name(dts[d]), f ? "nhwc" : "nchw", k, l);
+            l = launches_of(ctx, m_head, chunks, 4, dts[d], fmt, &k);
+            CHECK(k == 3 && l == 1, "2064-channel head %s %s: 3 kernels in 1 launch, got %d in %d",
                   gcr_dtype_name(dts[d]), f ? "nhwc" : "nchw", k, l);
         }
     /* the weight's producer fuses into the last linear as its prologue or stays a kernel: either way
