@@ -539,13 +539,17 @@ static gcr_dense_args tactic_args(const dense_plan *p, const gcr_cuda_tactic *t)
     return v;
 }
 
-/* elements from an operand's first to its last, for strides st over extents ext (and z offsets) */
-static int64_t span(const int64_t *ext, const int64_t *st, int nd, const gcr_dense_args *a, const int64_t *zst)
+int64_t gcr_cuda_span(const int64_t *ext, const int64_t *st, int nd)
 {
     int64_t s = 1;
     for (int i = 0; i < nd; i++) s += (ext[i] - 1) * st[i];
-    for (int i = 0; i < a->nz; i++) s += (a->zshape[i] - 1) * zst[i];
     return s;
+}
+
+/* elements from an operand's first to its last, for strides st over extents ext and z offsets */
+static int64_t span(const int64_t *ext, const int64_t *st, int nd, const gcr_dense_args *a, const int64_t *zst)
+{
+    return gcr_cuda_span(ext, st, nd) + gcr_cuda_span(a->zshape, zst, a->nz) - 1;
 }
 
 /* Launches tactic t of plan p, its kernel k, on the operands (h: the hooks, may be NULL). */
@@ -563,13 +567,10 @@ static gcr_status run_tactic(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, 
 {
     const dense_plan *p = arg;
     gcr_cuda_hooks eh = {.tf32 = p->tf32};
-    gcr_cuda_fn *k = gcr_cuda_named_find(ctx, t->name);
-    if (!k) { /* a candidate not yet compiled: every candidate's program at once, in parallel */
-        const char *names[GCR_CUDA_TUNE_MAX];
-        for (int i = 0; i < p->n; i++) names[i] = p->t[i].name;
-        GCR_TRY(gcr_cuda_eager_prefetch(ctx, p->dt, &eh, names, p->n));
-        GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", p->dt, &eh, t->name, &k));
-    }
+    const char *names[GCR_CUDA_TUNE_MAX];
+    for (int i = 0; i < p->n; i++) names[i] = p->t[i].name;
+    gcr_cuda_fn *k;
+    GCR_TRY(gcr_cuda_candidate_kernel(ctx, p->dt, &eh, names, p->n, t->name, &k));
     return launch_tactic(ctx, p, t, k, x, w, out, NULL, NULL);
 }
 

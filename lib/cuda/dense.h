@@ -86,7 +86,7 @@ char *gcr_cuda_dense_source(const char *file, gcr_dtype dt, int tf32, const gcr_
 
 /* The instantiation line of conv.cuh's kernel called name into buf, from the names' scheme
  * gcr_<family>[_<config>]_<f32|tf32|f16|bf16>: every name gcr_cuda_dense_run and the depthwise
- * launchers pick (gcr_dense_{tc,fma,mma}<cfg>_*, gcr_gemv_*, gcr_direct_*, gcr_dw[v|c]_*,
+ * launchers pick (gcr_dense_{tc,fma,mma}<cfg>_*, gcr_gemv_*, gcr_direct_*, gcr_dw[v|c|s]_*,
  * gcr_dwpw<bn>_*; the config type is gcr_cfg_<cfg>). Returns 0, or -1 for a name outside it. */
 int gcr_cuda_dense_inst(const char *name, char *buf, size_t n);
 
@@ -109,6 +109,13 @@ gcr_status gcr_cuda_hooked_kernel(gcr_ctx *ctx, const char *file, gcr_dtype dt, 
  * some 25 programs of 0.4-2.5 s each). Best effort: a name outside gcr_cuda_dense_inst's scheme or
  * a program that fails to compile is left for its launch, which reports it. */
 gcr_status gcr_cuda_eager_prefetch(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_hooks *h, const char *const *names, int n);
+/* The eager kernel called name, one of a measurement's candidates names[0..n) (conv.cuh, dtype dt,
+ * TF32 as h says, h may be NULL): where it is not compiled yet, every candidate's program is
+ * compiled first, all at once (gcr_cuda_eager_prefetch). */
+gcr_status gcr_cuda_candidate_kernel(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_hooks *h, const char *const *names, int n,
+                                     const char *name, gcr_cuda_fn **k);
+/* Elements from an operand's first to one past its last, over nd dims of extents ext and strides st. */
+int64_t gcr_cuda_span(const int64_t *ext, const int64_t *st, int nd);
 /* Launches k (threads x 1 x 1 blocks, smem bytes of dynamic shared memory: past the default 48 KB
  * the function is allowed that much once, on its first such launch) with the nstd (at most 8)
  * standard arguments, then h's extras. */

@@ -254,18 +254,11 @@ static gcr_status dw_run(gcr_ctx *ctx, void *arg, const gcr_cuda_tactic *t, void
     const dw_tune *u = arg;
     gcr_dw_args a = u->w[t - u->t].a;
     const void *b = NULL;
+    const char *names[2] = {u->t[0].name, u->t[1].name};
     gcr_cuda_fn *k;
-    GCR_TRY(gcr_cuda_hooked_kernel(ctx, "conv.cuh", u->dt, NULL, t->name, &k));
+    GCR_TRY(gcr_cuda_candidate_kernel(ctx, u->dt, NULL, names, 2, t->name, &k));
     void *std[] = {&a, &x, &w, &out, &b};
     return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, NULL);
-}
-
-/* elements from a tensor's first to one past its last, shape e and strides st */
-static int64_t dw_span(const int64_t *e, const gcr_i64 *st)
-{
-    int64_t s = 1;
-    for (int i = 0; i < 4; i++) s += (e[i] - 1) * st[i];
-    return s;
 }
 
 gcr_status gcr_cuda_depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const gcr_cuda_hooks *h)
@@ -313,8 +306,9 @@ gcr_status gcr_cuda_depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, 
             key.dt = dt;
             const int64_t es = (int64_t)gcr_dtype_size(dt), xe[4] = {a.N, a.C, a.H, a.W}, we[4] = {a.C, 1, a.KH, a.KW},
                           ye[4] = {a.N, a.C, a.OH, a.OW};
-            pick = gcr_cuda_tune_pick(ctx, &key, sizeof key, u.t, 2, pick, (size_t)(dw_span(xe, a.xs) * es),
-                                      (size_t)(dw_span(we, a.ws) * es), (size_t)(dw_span(ye, a.ys) * es), dw_run, &u);
+            const size_t xb = (size_t)(gcr_cuda_span(xe, a.xs, 4) * es), wb = (size_t)(gcr_cuda_span(we, a.ws, 4) * es),
+                         yb = (size_t)(gcr_cuda_span(ye, a.ys, 4) * es);
+            pick = gcr_cuda_tune_pick(ctx, &key, sizeof key, u.t, 2, pick, xb, wb, yb, dw_run, &u);
         }
     }
     const dw_way *wy = &u.w[pick];

@@ -142,6 +142,14 @@ gcr_status gcr_cuda_eager_prefetch(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_ho
     return s;
 }
 
+gcr_status gcr_cuda_candidate_kernel(gcr_ctx *ctx, gcr_dtype dt, const gcr_cuda_hooks *h, const char *const *names, int n,
+                                     const char *name, gcr_cuda_fn **k)
+{
+    if ((*k = gcr_cuda_named_find(ctx, name))) return GCR_OK;
+    GCR_TRY(gcr_cuda_eager_prefetch(ctx, dt, h, names, n));
+    return gcr_cuda_hooked_kernel(ctx, "conv.cuh", dt, h, name, k);
+}
+
 gcr_status gcr_cuda_hooked_launch(gcr_ctx *ctx, gcr_cuda_fn *k, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
                                   unsigned smem, void *const *std, int nstd, const gcr_cuda_hooks *h)
 {
