@@ -156,11 +156,11 @@ __device__ __forceinline__ void gcr_chain_pool_end(int C, int HW, int rank, cons
 
 /* POOL: the mean over the H x W pixels of each of the C channels of image n (x strides xs, elements).
  * Block r of the cluster sums pixels [r HW / R, (r + 1) HW / R) of every channel: 16 bytes a load
- * where the layout allows (gcr_chain_pool_sums16); else warp w takes every 8th of those pixels, and for each pixel up to 8 chunks of 32 channels at once (lane = channel), so
- * a thread has up to 16 loads in flight; the warps' sums meet in shared memory in warp order, giving
- * the block's sum per channel in psum [C]. After a cluster barrier the block that owns a channel's
- * chunk (chunk j: rank j % R) adds the R blocks' sums in rank order (distributed shared memory) and
- * calls epi(mean, c). Every order is fixed: the result does not depend on timing. */
+ * where the layout allows (gcr_chain_pool_sums16); else warp w takes every 8th of those pixels,
+ * and for each pixel up to 8 chunks of 32 channels at once (lane = channel), so a thread has up to
+ * 16 loads in flight; the warps' sums meet in shared memory in warp order, giving the block's sum
+ * per channel in psum [C]. Then gcr_chain_pool_end adds the R blocks' sums and calls epi(mean, c).
+ * Every order is fixed: the result does not depend on timing. */
 template <int DT, int R, class Epi>
 __device__ __forceinline__ void gcr_chain_pool(const void *x, long long n, int C, int H, int W, const long long (&xs)[4],
                                                int rank, float *psum, Epi &epi)
