@@ -35,10 +35,10 @@
  * the padding makes CB banks of 16 bytes apart mod 8: conflict-free (without it, 2- to 8-way
  * conflicts were a third of the shared-memory wavefronts, H200, 14x14x672 3x3 at batch 128). For
  * each tap row a thread holds that row's KS x VC weights in registers and passes each of its
- * NCOL = (OX-1)*SW + KS input columns, converted to f32 once, to the OX outputs it feeds. The
- * prologue runs once per staged element (in place, the
- * result rounded to the storage type as the unfused op stores it); the epilogue once per output
- * from registers (GCR_EPILOGUE8 for 16-bit types, 4-channel vectors or GCR_EPILOGUE for f32).
+ * NCOL = (OX-1)*SW + KS input columns, converted to f32 once per tap row, to the OX outputs it
+ * feeds. The prologue runs once per staged element (in place, the result rounded to the storage
+ * type as the unfused op stores it); the epilogue once per output from registers (GCR_EPILOGUE8
+ * for 16-bit types, 4-channel vectors or GCR_EPILOGUE for f32).
  *
  * Conditions (depthwise.c): channels-last input and output with 16-byte channel groups (C % VC == 0,
  * aligned pointers and strides), square taps KS 3/5/7, column stride SW 1/2 and column dilation 1
