@@ -286,30 +286,29 @@ gcr_status gcr_cuda_depthwise(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, 
      * where the channel-group kernel's blocks would hold fewer than 8 channel groups at column
      * stride 1 (its 256 threads then cover few pixels of a row and wait on their loads: MobileNet-v3
      * b1.dw3, 16 channels at 112x112, H200 f16, 60.1 -> 41.5 us at batch 128, 16.7 -> 11.8 at 32,
-     * 5.6 -> 3.9 at 1); elsewhere GCR_AUTOTUNE measures both; "dws" (tests) takes it wherever it runs */
+     * 5.6 -> 3.9 at 1); elsewhere GCR_AUTOTUNE measures both; "dws" (tests) takes it wherever it runs.
+     * The staged tile's geometry is worked out only where it may be picked: it costs 3-15 us of host
+     * time a call (x86, -O2), up to ~100 us an eager MobileNet-v3 forward */
     dw_tune u = {.dt = dt};
     heuristic_way(ctx, &a, dt, &u.w[0]);
-    const int n = 1 + staged_way(ctx, &a, dt, &u.w[1]);
     const char *force = gcr_cuda_st(ctx)->dense_force;
-    int pick = n == 2 && a.sw == 1 && a.C / vc < 8;
+    const int by_default = a.sw == 1 && a.C / vc < 8;
+    const int n = 1 + ((force || ctx->knobs.autotune == 1 || by_default) && staged_way(ctx, &a, dt, &u.w[1]));
+    int pick = n == 2 && by_default;
     if (n == 2 && force) {
         pick = strstr(force, "dws") != NULL;
     } else if (n == 2 && a.N > 0 && a.OH * a.OW > 0) {
+        /* keyed by the shape and strides, none of the geometry; heuristics only answer the default */
+        struct { gcr_dw_args a; int32_t dt, pad; } key;
+        memset(&key, 0, sizeof key);
+        key.a = a;
+        key.dt = dt;
+        const int64_t es = (int64_t)gcr_dtype_size(dt), xe[4] = {a.N, a.C, a.H, a.W}, we[4] = {a.C, 1, a.KH, a.KW},
+                      ye[4] = {a.N, a.C, a.OH, a.OW};
+        const size_t xb = (size_t)(gcr_cuda_span(xe, a.xs, 4) * es), wb = (size_t)(gcr_cuda_span(we, a.ws, 4) * es),
+                     yb = (size_t)(gcr_cuda_span(ye, a.ys, 4) * es);
         u.t[0] = u.w[0].t, u.t[1] = u.w[1].t;
-        if (ctx->knobs.autotune != 1) {
-            pick = gcr_cuda_tune_pick(ctx, NULL, 0, u.t, 2, pick, 0, 0, 0, dw_run, &u);
-        } else {
-            /* keyed by the shape and strides, none of the geometry */
-            struct { gcr_dw_args a; int32_t dt, pad; } key;
-            memset(&key, 0, sizeof key);
-            key.a = a;
-            key.dt = dt;
-            const int64_t es = (int64_t)gcr_dtype_size(dt), xe[4] = {a.N, a.C, a.H, a.W}, we[4] = {a.C, 1, a.KH, a.KW},
-                          ye[4] = {a.N, a.C, a.OH, a.OW};
-            const size_t xb = (size_t)(gcr_cuda_span(xe, a.xs, 4) * es), wb = (size_t)(gcr_cuda_span(we, a.ws, 4) * es),
-                         yb = (size_t)(gcr_cuda_span(ye, a.ys, 4) * es);
-            pick = gcr_cuda_tune_pick(ctx, &key, sizeof key, u.t, 2, pick, xb, wb, yb, dw_run, &u);
-        }
+        pick = gcr_cuda_tune_pick(ctx, &key, sizeof key, u.t, 2, pick, xb, wb, yb, dw_run, &u);
     }
     const dw_way *wy = &u.w[pick];
     gcr_cuda_fn *k;

@@ -126,10 +126,9 @@ __device__ __forceinline__ void gcr_dw_staged(const gcr_dw_args &p, const T *__r
      * and bounds test are worked out once a tile, a row's once a copy. */
     const int R = IW * CB, RS = R <= nt ? nt / R : 1, q0 = R <= nt ? t % R : t, qs = R <= nt ? R : nt;
     const int r0 = R <= nt ? t / R : 0;
-    /* the copies of tile `tile` into buf, one commit group (empty past the last tile) */
-    auto load = [&](int tile, uint4 *buf) {
+    /* the copies of tile `tile`, placed at tl, into buf, one commit group (empty past the last tile) */
+    auto load = [&](int tile, const gcr_dws_tile &tl, uint4 *buf) {
         if (tile < ttiles && r0 < RS) {
-            const gcr_dws_tile tl(tile, ntx, nty, TH, TW);
             const int iy0 = tl.oy0 * sh - (int)p.ph, ix0 = tl.ox0 * SW - (int)p.pw;
             const T *xn = xc + tl.n * p.xs[0];
             for (int q = q0; q < R; q += qs) {
@@ -147,7 +146,8 @@ __device__ __forceinline__ void gcr_dw_staged(const gcr_dw_args &p, const T *__r
         asm volatile("cp.async.commit_group;\n" ::);
     };
     int tile = (int)blockIdx.x;
-    load(tile, stage);
+    gcr_dws_tile tl(tile, ntx, nty, TH, TW); /* each tile's place is worked out once, for its copies */
+    load(tile, tl, stage);
     gcr_dw_taps<KS, T>(p, w, wsm, g0, CB); /* while the first tile's copies fly */
 
     const int g = t % CB, strip = t / CB, sx = strip % TSX, ty = strip / TSX;
@@ -155,10 +155,10 @@ __device__ __forceinline__ void gcr_dw_staged(const gcr_dw_args &p, const T *__r
     const float4 *w4 = (const float4 *)wsm + g;
     for (int b = 0; tile < ttiles; tile += (int)gridDim.x, b ^= 1) {
         uint4 *buf = stage + b * tile_u4;
-        load(tile + (int)gridDim.x, stage + (b ^ 1) * tile_u4); /* the buffer the tile before used */
+        const gcr_dws_tile next(tile + (int)gridDim.x, ntx, nty, TH, TW);
+        load(tile + (int)gridDim.x, next, stage + (b ^ 1) * tile_u4); /* the buffer the tile before used */
         asm volatile("cp.async.wait_group 1;\n" ::);
         __syncthreads(); /* this tile's copies (every thread's) have landed */
-        const gcr_dws_tile tl(tile, ntx, nty, TH, TW);
         const int iy0 = tl.oy0 * sh - (int)p.ph, ix0 = tl.ox0 * SW - (int)p.pw;
         if (!GCR_PROLOGUE_IDENTITY) { /* in place, in-bounds elements only: the padding stays 0 */
             for (gcr_dwpw_walk e(IW, CB, nt); e.i < IH; e.next(IW, CB)) {
@@ -231,6 +231,7 @@ __device__ __forceinline__ void gcr_dw_staged(const gcr_dw_args &p, const T *__r
             }
         }
         __syncthreads(); /* every read of buf is done before the next round copies into it */
+        tl = next;
     }
     asm volatile("cp.async.wait_group 0;\n" ::); /* no copy outlives the block */
 }
