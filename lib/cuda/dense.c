@@ -316,6 +316,19 @@ static void shortk_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *v,
 }
 
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
+/* The stride f with s0*n + s2*oy + s3*ox == f*r for every row r = (n*OH + oy)*OW + ox < M of problem
+ * a, or 0 (none, or a zero stride): a dim of one index constrains nothing. Where it exists the
+ * tiles take a row's offset as one product instead of two divisions and three products
+ * (gemm.cuh gcr_dn_row_x / gcr_dn_row_y). */
+static int64_t flat_rows(const gcr_dense_args *a, int64_t s0, int64_t s2, int64_t s3)
+{
+    const int64_t sp = a->OH * a->OW;
+    if (sp <= 0) return 0;
+    const int64_t f = a->OW > 1 ? s3 : a->OH > 1 ? s2 : s0;
+    const int ok = f != 0 && (a->OW <= 1 || s3 == f) && (a->OH <= 1 || s2 == a->OW * f) && (a->M <= sp || s0 == sp * f);
+    return ok ? f : 0;
+}
+
 static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
                           dense_plan *p)
 {
@@ -338,12 +351,19 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
      * (every r < M and k < K below 2^31; an empty problem decodes nothing) */
     gcr_divs rd;
     const int64_t taps = a->KH * a->KW;
+    v->fa = v->fc = 0;
     if (taps > 0 && gcr_cuda_divs_init(&rd, 4, (const int64_t[]){a->OH * a->OW, a->OW, a->K / taps, a->KW},
-                                       a->M > a->K ? a->M : a->K))
+                                       a->M > a->K ? a->M : a->K)) {
         for (int i = 0; i < 4; i++) {
             v->rdiv_m[i] = rd.magic[i];
             v->rdiv_s[i] = rd.shift[i];
         }
+        /* flat rows: x's only where its rows are 1x1 taps without padding (the tiles that read
+         * p.fa) */
+        if (taps == 1 && a->ph == 0 && a->pw == 0)
+            v->fa = flat_rows(a, a->xs[0], a->sh * a->xs[2], a->sw * a->xs[3]);
+        v->fc = flat_rows(a, a->ys[0], a->ys[2], a->ys[3]);
+    }
     int64_t ch = dt == GCR_F32 ? 4 : 8;
     int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
     int za_ok = 1, zw_ok = 1;

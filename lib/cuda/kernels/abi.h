@@ -125,6 +125,10 @@ typedef struct gcr_dense_args {
      * gcr_cuda_dense_run: a row index r < M by OH*OW (the image), its remainder by OW (the output
      * row); a reduction index k < K by K / (KH*KW) (the tap), the tap by KW (the kernel row) */
     gcr_u32 rdiv_m[4], rdiv_s[4];
+    /* flat rows (set by gcr_cuda_dense_run, 0 where not): every row r < M of a 1x1 conv without
+     * padding (or a GEMM) has x's offset r * fa (n*xs[0] + oy*sh*xs[2] + ox*sw*xs[3] is r * fa) and
+     * its output's r * fc (n*ys[0] + oy*ys[2] + ox*ys[3]), so the tiles skip that decode */
+    gcr_i64 fa, fc;
 } gcr_dense_args;
 
 /* Depthwise conv (conv.cuh gcr_dw_*). */
@@ -276,7 +280,7 @@ GCR_ABI_TYPE(void *, 8);
 
 #define GCR_ABI_SIZE(t, n) GCR_ABI_ASSERT(sizeof(t) == n, "abi.h: " #t " is " #n " bytes on host and device")
 GCR_ABI_SIZE(gcr_divs, 64);
-GCR_ABI_SIZE(gcr_dense_args, 472);
+GCR_ABI_SIZE(gcr_dense_args, 488);
 GCR_ABI_SIZE(gcr_dw_args, 272);
 GCR_ABI_SIZE(gcr_pool_args, 240);
 GCR_ABI_SIZE(gcr_dwpw_args, 352);
@@ -299,6 +303,7 @@ GCR_ABI_AT(gcr_divs, shift, 32);
 GCR_ABI_AT(gcr_dense_args, vec_b, 400);
 GCR_ABI_AT(gcr_dense_args, sem, 432);
 GCR_ABI_AT(gcr_dense_args, rdiv_m, 440);
+GCR_ABI_AT(gcr_dense_args, fa, 472);
 GCR_ABI_AT(gcr_dw_args, c_fast, 216);
 GCR_ABI_AT(gcr_dw_args, ttiles, 264);
 GCR_ABI_AT(gcr_pool_args, count_include_pad, 200);

@@ -234,6 +234,29 @@ __device__ __forceinline__ void gcr_dn_rowdec(const gcr_dense_args &p, int sp, i
     ox = rem - oy * (int)p.OW;
 }
 
+/* Row r's image n and the offset of its first element in x (1x1 taps, no padding: AT 0's rows) or
+ * in the output: r times the flat row stride f where the host found one (p.fa, p.fc), else decoded
+ * as n*s0 + oy*s2 + ox*s3 */
+__device__ __forceinline__ long long gcr_dn_row_at(const gcr_dense_args &p, int sp, int r, long long f, long long s0,
+                                                   long long s2, long long s3, int &n)
+{
+    if (f) {
+        n = (int)gcr_div((unsigned)r, p.rdiv_m[0], p.rdiv_s[0]);
+        return (long long)r * f;
+    }
+    int oy, ox;
+    gcr_dn_rowdec(p, sp, r, n, oy, ox);
+    return n * s0 + oy * s2 + ox * s3;
+}
+__device__ __forceinline__ long long gcr_dn_row_x(const gcr_dense_args &p, int sp, int r, int &n)
+{
+    return gcr_dn_row_at(p, sp, r, p.fa, p.xs[0], p.sh * p.xs[2], p.sw * p.xs[3], n);
+}
+__device__ __forceinline__ long long gcr_dn_row_y(const gcr_dense_args &p, int sp, int r, int &n)
+{
+    return gcr_dn_row_at(p, sp, r, p.fc, p.ys[0], p.ys[2], p.ys[3], n);
+}
+
 /* operand offsets of this block's z */
 __device__ __forceinline__ void gcr_dn_zoff(const gcr_dense_args &p, long long &za, long long &zb, long long &zc)
 {

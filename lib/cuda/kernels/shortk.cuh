@@ -48,12 +48,6 @@ __device__ __forceinline__ void gcr_shortk_body(const gcr_dense_args &p, const T
                 b[ks][j][h] = v;
             }
 
-    /* row r < M as its image, and x's offset of its first channel (1x1, no padding) */
-    auto rowx = [&](int r, int &n) -> long long {
-        int oy, ox;
-        gcr_dn_rowdec(p, sp, r, n, oy, ox);
-        return n * p.xs[0] + oy * p.sh * p.xs[2] + ox * p.sw * p.xs[3];
-    };
     /* the A fragments of the MT m tiles from row r0: lane rows g and g + 8, k = 16ks + 2q (+ 8),
      * through the prologue, 0 past M or K */
     auto load = [&](int r0, unsigned (&a)[MT][KS][4]) {
@@ -63,7 +57,7 @@ __device__ __forceinline__ void gcr_shortk_body(const gcr_dense_args &p, const T
             for (int h = 0; h < 2; h++) {
                 const int r = r0 + mt * 16 + g + 8 * h;
                 int n = 0;
-                const long long o = r < M ? rowx(r, n) : 0;
+                const long long o = r < M ? gcr_dn_row_x(p, sp, r, n) : 0;
 #pragma unroll
                 for (int ks = 0; ks < KS; ks++)
 #pragma unroll
@@ -104,9 +98,8 @@ __device__ __forceinline__ void gcr_shortk_body(const gcr_dense_args &p, const T
                 [&](int i, long long &idx, int &img) {
                     const int r = rt + i;
                     if (r >= M) return false;
-                    int n, oy, ox;
-                    gcr_dn_rowdec(p, sp, r, n, oy, ox);
-                    idx = blk.zo + n * p.ys[0] + oy * p.ys[2] + ox * p.ys[3];
+                    int n;
+                    idx = blk.zo + gcr_dn_row_y(p, sp, r, n);
                     img = n + blk.zn;
                     return true;
                 },
