@@ -315,20 +315,24 @@ static void shortk_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *v,
     }
 }
 
-/* The tactics of problem a (x, w: the operands, for alignment) into p. */
-/* The stride f with s0*n + s2*oy + s3*ox == f*r for every row r = (n*OH + oy)*OW + ox < M of problem
- * a, or 0 (none, or a zero stride): a dim of one index constrains nothing. Where it exists the
- * tiles take a row's offset as one product instead of two divisions and three products
- * (gemm.cuh gcr_dn_row_x / gcr_dn_row_y). */
-static int64_t flat_rows(const gcr_dense_args *a, int64_t s0, int64_t s2, int64_t s3)
+/* The stride f with s0*n + m2*s2*oy + m3*s3*ox == f*r for every row r = (n*OH + oy)*OW + ox < M of
+ * problem a (m2, m3: the conv's strides for x, 1 for the output), or 0 (none, a zero stride, or a
+ * product past int64): a dim of one index constrains nothing. Where it exists the tiles take a
+ * row's offset as one product instead of two divisions and three products (gemm.cuh
+ * gcr_dn_row_x / gcr_dn_row_y). */
+static int64_t flat_rows(const gcr_dense_args *a, int64_t s0, int64_t s2, int64_t s3, int64_t m2, int64_t m3)
 {
-    const int64_t sp = a->OH * a->OW;
-    if (sp <= 0) return 0;
+    int64_t sp, row, img; /* OH*OW; f times OW, times OH*OW (an overflow: not flat) */
+    if (__builtin_mul_overflow(a->OH, a->OW, &sp) || sp <= 0 || __builtin_mul_overflow(s2, m2, &s2) ||
+        __builtin_mul_overflow(s3, m3, &s3))
+        return 0;
     const int64_t f = a->OW > 1 ? s3 : a->OH > 1 ? s2 : s0;
-    const int ok = f != 0 && (a->OW <= 1 || s3 == f) && (a->OH <= 1 || s2 == a->OW * f) && (a->M <= sp || s0 == sp * f);
+    if (f == 0 || __builtin_mul_overflow(a->OW, f, &row) || __builtin_mul_overflow(sp, f, &img)) return 0;
+    const int ok = (a->OW <= 1 || s3 == f) && (a->OH <= 1 || s2 == row) && (a->M <= sp || s0 == img);
     return ok ? f : 0;
 }
 
+/* The tactics of problem a (x, w: the operands, for alignment) into p. */
 static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
                           dense_plan *p)
 {
@@ -361,8 +365,8 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         /* flat rows: x's only where its rows are 1x1 taps without padding (the tiles that read
          * p.fa) */
         if (taps == 1 && a->ph == 0 && a->pw == 0)
-            v->fa = flat_rows(a, a->xs[0], a->sh * a->xs[2], a->sw * a->xs[3]);
-        v->fc = flat_rows(a, a->ys[0], a->ys[2], a->ys[3]);
+            v->fa = flat_rows(a, a->xs[0], a->xs[2], a->xs[3], a->sh, a->sw);
+        v->fc = flat_rows(a, a->ys[0], a->ys[2], a->ys[3], 1, 1);
     }
     int64_t ch = dt == GCR_F32 ? 4 : 8;
     int vec_ok = (dt == GCR_F32 ? VEC_UNVERIFIED : tc) && a->KH * a->KW == 1 && a->K % ch == 0;
