@@ -6,8 +6,9 @@
  * Prints per block (net, dtype, batch) a human table of µs, TFLOP/s and GB/s (compulsory traffic:
  * x, w, bias, out once) against the device's ceilings (f32 FMA and f16 tensor-core peaks from SM count
  * and clock, TF32 half the f16 one; device-to-device copy bandwidth measured in the same run) with a
- * count-weighted total per forward, then one "LAYER key=value ..." line per layer that
- * bench/conv_table.py joins with conv_bench_torch.py's. Weights are in the activation's format by
+ * count-weighted total per forward, then one "LAYER key=value ..." line per layer (kernel=: the
+ * kernel timed) that bench/conv_table.py joins with conv_bench_torch.py's (bench/ab_table.py lists the
+ * kernels of each run). Weights are in the activation's format by
  * default (channels-last OHWI weights for nhwc, as a channels_last PyTorch model holds them).
  * "tf32" is f32 with the context knob tf32 = 1 (f32 1x1 convs and GEMMs on TF32 tensor cores).
  * force=NAME runs every conv and GEMM on the dense engine's legal tactic whose name contains NAME
@@ -107,6 +108,7 @@ typedef struct result {
     int count;
     double us, flops, bytes; /* us < 0: failed, err says why */
     char err[200];
+    char kernel[64]; /* the kernel it timed (the ctx's last launch), "-" when unknown */
 } result;
 
 static double peak_f32, peak_tc, copy_bw;
@@ -181,6 +183,8 @@ static void time_into(gcr_ctx *ctx, const gcr_call *c, gcr_tensor *out, const ch
 {
     r->us = out ? time_call(ctx, c, out) : -1;
     r->err[0] = 0;
+    const char *k = r->us >= 0 ? gcr_cuda_last_kernel(ctx) : NULL;
+    snprintf(r->kernel, sizeof r->kernel, "%s", k && *k ? k : "-");
     if (r->us >= 0) return;
     cudaError_t ce = cudaGetLastError();
     snprintf(r->err, sizeof r->err, "%s", gcr_ctx_status(ctx) != GCR_OK ? gcr_ctx_error(ctx)
@@ -208,7 +212,7 @@ static void bench_conv(gcr_ctx *ctx, const shape *sh, gcr_dtype dt, int N, gcr_f
     gcr_tensor *out = NULL;
     if (c.in[0] && c.in[1] && (!sh->bias || c.in[2]) && gcr_infer(&c, &m, err, sizeof err) == GCR_OK)
         out = gcr_tensor_alloc(ctx, &m, "bench");
-    *r = (result){sh->name, sh->g > 1 && sh->g == sh->C && sh->g == sh->O ? "dw" : "conv", sh->count, -1, 0, 0, ""};
+    *r = (result){sh->name, sh->g > 1 && sh->g == sh->C && sh->g == sh->O ? "dw" : "conv", sh->count, -1, 0, 0, "", ""};
     time_into(ctx, &c, out, err, r);
     if (out) { /* same formulas as conv_shapes.py's conv_work */
         double P = (double)m.shape[2] * m.shape[3];
@@ -226,7 +230,7 @@ static void bench_head(gcr_ctx *ctx, const head_shape *e, gcr_dtype dt, int N, g
     uint64_t sc = gcr_scope_begin(ctx);
     gcr_call c;
     memset(&c, 0, sizeof c);
-    *r = (result){e->name, e->kind == 1 ? "gap" : "fc", e->count, -1, 0, 0, ""};
+    *r = (result){e->name, e->kind == 1 ? "gap" : "fc", e->count, -1, 0, 0, "", ""};
     if (e->kind == 1) {
         int64_t xs[4] = {N, e->C, e->H, e->H};
         c.op = GCR_OP_ADAPTIVE_AVG_POOL2D;
@@ -310,8 +314,8 @@ static void bench(gcr_ctx *ctx, const net_def *net, const bench_dtype *bd, int N
                r->kind, bd->name, lay, wlay, N, r->count);
         if (r->us < 0) printf("us=fail\n");
         else
-            printf("us=%.3f tflops=%.3f gbs=%.1f flops=%.0f bytes=%.0f\n", r->us, r->flops / r->us * 1e-6,
-                   r->bytes / r->us * 1e-3, r->flops, r->bytes);
+            printf("us=%.3f tflops=%.3f gbs=%.1f flops=%.0f bytes=%.0f kernel=%s\n", r->us, r->flops / r->us * 1e-6,
+                   r->bytes / r->us * 1e-3, r->flops, r->bytes, r->kernel);
     }
     printf("\n");
     fflush(stdout);

@@ -54,9 +54,9 @@ int gcr_cuda_dense_limits(const gcr_dense_args *a, gcr_cuda_limit *l);
  * "/s" for a split-K one; the heuristic's or GCR_AUTOTUNE's pick when none matches; NULL: no
  * forcing); "dwv" keeps channels-last depthwise convs on the shared-memory tile (gcr_dwv_*), "dwc"
  * puts them on the channel-group kernel (gcr_dwc_*) and "dws" on the staged tile (gcr_dws_*)
- * wherever it can run. A tactic's name is its
- * kernel's, plus "/s<ksplit>" when split-K. name must outlive its use. gcr_cuda_last_kernel: the name of the ctx's last launched kernel; gcr_cuda_dense_last: the
- * name of the dense engine's last tactic ("" before the first). */
+ * wherever it can run. A tactic's name is its kernel's, plus "/s<ksplit>" when split-K. name must
+ * outlive its use. gcr_cuda_last_kernel: the name of the ctx's last launched kernel;
+ * gcr_cuda_dense_last: the name of the dense engine's last tactic ("" before the first). */
 void gcr_cuda_dense_force(gcr_ctx *ctx, const char *name);
 const char *gcr_cuda_last_kernel(gcr_ctx *ctx);
 const char *gcr_cuda_dense_last(gcr_ctx *ctx);
