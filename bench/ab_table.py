@@ -3,8 +3,8 @@
 (e.g. the heuristic's picks against conv_bench force=NAME, or two builds) side by side, one markdown
 table per (net, dtype, layout, batch) with each run's µs, each run's ratio to the first, the kernel
 each run timed (conv_bench's kernel=, without its gcr_ prefix and dtype suffix; one name where all
-runs agree) and the count-weighted time per forward. Runs come from separate files, or from one file where each run
-starts with a line "== <command>" (bench/gpu_all.sh's ab stage writes ab.txt so).
+runs agree) and the count-weighted time per forward. Runs come from separate files, or from one
+file where each run starts with a line "== <command>" (bench/gpu_all.sh's ab stage writes ab.txt so).
 
 usage: ab_table.py LOG [LOG ...]     (a run's label: its "== " line, else its file name)
 """

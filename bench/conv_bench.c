@@ -7,9 +7,9 @@
  * x, w, bias, out once) against the device's ceilings (f32 FMA and f16 tensor-core peaks from SM count
  * and clock, TF32 half the f16 one; device-to-device copy bandwidth measured in the same run) with a
  * count-weighted total per forward, then one "LAYER key=value ..." line per layer (kernel=: the
- * kernel timed) that bench/conv_table.py joins with conv_bench_torch.py's (bench/ab_table.py lists the
- * kernels of each run). Weights are in the activation's format by
- * default (channels-last OHWI weights for nhwc, as a channels_last PyTorch model holds them).
+ * kernel timed) that bench/conv_table.py joins with conv_bench_torch.py's (bench/ab_table.py lists
+ * the kernels of each run). Weights are in the activation's format by default (channels-last OHWI
+ * weights for nhwc, as a channels_last PyTorch model holds them).
  * "tf32" is f32 with the context knob tf32 = 1 (f32 1x1 convs and GEMMs on TF32 tensor cores).
  * force=NAME runs every conv and GEMM on the dense engine's legal tactic whose name contains NAME
  * (gcr_cuda_dense_force: e.g. "kd_" for the deep-pipeline implicit tiles; "dwv" keeps depthwise on
