@@ -755,6 +755,35 @@ static void test_wgmma(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
+/* The persistent TMA tile (gemm_tma.cuh), forced: 1x1 convs with flat rows, channels-last; K under,
+ * at and past a 64-element k tile (the last one zero-filled by TMA), partial row and column tiles,
+ * row tiles straddling images, more tiles than SMs (blocks walk several, the producer loading the
+ * next tile's stages through this one's epilogue); every 16-bit dtype, plain and hooked (the
+ * in-place prologue on the swizzled stage, the 8-column epilogue) */
+static const conv_case tma_cases[] = {
+    /* N  C    H    W   O  KH KW sh sw ph pw dh dw  g  b */
+    {3, 40, 20, 20, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},    /* K 40: one partial k tile; N 72; 10 row tiles */
+    {2, 112, 14, 14, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* K 112: 2 k tiles; N 200: a partial column tile */
+    {4, 64, 28, 28, 128, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* K 64, N 128: whole tiles, 25 of them */
+    {2, 8, 9, 7, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},       /* K 8; 126 rows: one partial row tile */
+    {64, 160, 14, 14, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* 98 row tiles x 2: blocks walk 1-2 tiles */
+};
+
+static void test_tma(void)
+{
+    const int on = gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu));
+    const gcr_dtype dts[] = {GCR_F16, GCR_BF16};
+    for (int i = 0; i < (int)(sizeof tma_cases / sizeof tma_cases[0]); i++) {
+        for (int d = 0; d < 2; d++) conv_forced(&tma_cases[i], dts[d], L_CL, "tma128", on);
+        gcr_cuda_dense_force(gpu, "tma128");
+        hooked_conv_f16(&tma_cases[i], L_CL);
+        if (on)
+            CHECK(strstr(gcr_cuda_dense_last(gpu), "tma128") != NULL, "hooked conv C%d O%d: forced onto tma128, ran %s",
+                  tma_cases[i].C, tma_cases[i].O, gcr_cuda_dense_last(gpu));
+        gcr_cuda_dense_force(gpu, NULL);
+    }
+}
+
 /* The row-stream tiles (gemm_tc.cuh PS: a grid of a few blocks per SM, each walking row tiles with
  * the next tile's loads in flight through this one's epilogue), forced: 1x1 convs whose row tiles
  * straddle images (the prologue's per-image scale must follow the tile being multiplied, not the one
@@ -1135,6 +1164,7 @@ static void test_splitk(void) {}
 static void test_deep(void) {}
 static void test_wgmma(void) {}
 static void test_streams(void) {}
+static void test_tma(void) {}
 static void test_small_channels(void) {}
 static void test_shortk(void) {}
 static void test_tf32(void) {}
@@ -1154,6 +1184,7 @@ int main(void)
     RUN(test_deep);
     RUN(test_wgmma);
     RUN(test_streams);
+    RUN(test_tma);
     RUN(test_small_channels);
     RUN(test_shortk);
     RUN(test_tf32);

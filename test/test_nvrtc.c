@@ -128,6 +128,7 @@ static void test_one_kernel_programs(void)
             snprintf(names[n++], sizeof names[0], "gcr_patch%d_%s", bn, dt16[d]);
             snprintf(names[n++], sizeof names[0], "gcr_shortk%d_%s", bn, dt16[d]);
         }
+    for (int d = 0; d < 2; d++) snprintf(names[n++], sizeof names[0], "gcr_tma128_%s", dt16[d]);
     const gcr_cuda_hooks h = {"#define GCR_EXTRA_PARAMS , float alpha\n"
                               "#define GCR_PROLOGUE(v, n, c) fmaxf((v), 0.0f)\n"
                               "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), (acc) * alpha)\n",
@@ -148,7 +149,8 @@ static void test_one_kernel_programs(void)
     }
     static const char *const bad[] = {"gcr_dense__f16", "gcr_gemv_f64", "gcr_pool_f32", "dense_tc64_f16", "gcr_direct_x_f16", "gcr_dw",
                                       "gcr_patch8_f16", "gcr_patch128_f16", "gcr_patch16x_f16", "gcr_shortk8_f16",
-                                      "gcr_shortk128_f16", "gcr_shortk_f16"};
+                                      "gcr_shortk128_f16", "gcr_shortk_f16", "gcr_tma128_f32", "gcr_tma64_f16",
+                                      "gcr_tma128_tf32"};
     char buf[160];
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) CHECK(gcr_cuda_dense_inst(bad[i], buf, sizeof buf) == -1, "%s is refused", bad[i]);
     CHECK(gcr_cuda_dense_inst("gcr_dense_tc128n_bf16", buf, 20) == -1, "a buffer too short is refused");

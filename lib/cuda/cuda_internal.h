@@ -74,6 +74,10 @@ typedef struct gcr_cuda_drv {
     CUresult (*module_get_global)(CUdeviceptr *, size_t *, CUmodule, const char *);
     /* optional: without it no chain runs in clusters past the portable 8 blocks */
     CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
+    /* optional: without it no TMA tile is offered (kernels/gemm_tma.cuh) */
+    CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                        const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                        CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 } gcr_cuda_drv;
 /* The process's driver table, or NULL with the error recorded on ctx (ctx may be NULL). */
 const gcr_cuda_drv *gcr_cuda_driver(gcr_ctx *ctx);

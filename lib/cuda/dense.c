@@ -315,6 +315,54 @@ static void shortk_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *v,
     }
 }
 
+/* The persistent TMA tile (kernels/gemm_tma.cuh) of plan p's problem: f16 and bf16 in the
+ * k-contiguous layout (vec_a, vec_b) with flat rows, x's row stride and the weights' whole 16-byte
+ * chunks, one z, rows and columns below 2^31, where the driver encodes tensor maps; a block a SM,
+ * no more than the output tiles. A candidate only (GCR_AUTOTUNE, or a test forcing "tma"): it has
+ * not been measured against the tiles above. */
+static void tma_tactic(dense_plan *p, const void *x, const void *w, int64_t z, int64_t sms)
+{
+    const gcr_dense_args *v = &p->v;
+    const gcr_cuda_drv *d = gcr_cuda_driver(NULL);
+    if (!d || !d->tensor_map_encode_tiled || z != 1 || !v->vec_a || !v->vec_b || v->fa <= 0 || v->fa % 8 ||
+        v->ws[1] != 1 || v->ws[0] <= 0 || v->ws[0] % 8 || v->K < 8 || v->M <= 0 || v->N <= 0 || v->M > INT32_MAX ||
+        v->N > INT32_MAX || (uintptr_t)x % 16 || (uintptr_t)w % 16)
+        return;
+    const int64_t tiles = (v->M + 127) / 128 * ((v->N + GCR_TMA_BN - 1) / GCR_TMA_BN);
+    char name[48];
+    snprintf(name, sizeof name, "gcr_tma128_%s", gcr_cuda_dt_suffix(p->dt));
+    int i = add_tactic(p, name, tiles < sms ? tiles : sms, 1, 1, 1);
+    if (i < 0) return;
+    p->t[i].threads = GCR_TMA_THREADS;
+    p->t[i].smem = GCR_TMA_SMEM;
+}
+
+/* The TMA tile's tensor maps of x (K x M rows of stride fa) and w (K x N rows of stride ws[0]), in
+ * the 128-byte boxes and swizzle the kernel reads; zeros past M, N and K */
+static gcr_status tma_maps(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *v, const void *x, const void *w,
+                           CUtensorMap *ma, CUtensorMap *mb)
+{
+    const gcr_cuda_drv *d = gcr_cuda_driver(ctx);
+    if (!d) return GCR_ERR_DEVICE;
+    GCR_CHECK(ctx, d->tensor_map_encode_tiled, GCR_ERR_INTERNAL, "cuda dense: a TMA tile without cuTensorMapEncodeTiled");
+    const CUtensorMapDataType ty = dt == GCR_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const cuuint64_t da[2] = {(cuuint64_t)v->K, (cuuint64_t)v->M}, db[2] = {(cuuint64_t)v->K, (cuuint64_t)v->N};
+    const cuuint64_t sa[1] = {(cuuint64_t)v->fa * 2}, sb[1] = {(cuuint64_t)v->ws[0] * 2};
+    const cuuint32_t boxa[2] = {64, 128}, boxb[2] = {64, GCR_TMA_BN}, one[2] = {1, 1};
+    CUresult r = d->tensor_map_encode_tiled(ma, ty, 2, (void *)x, da, sa, boxa, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r == CUDA_SUCCESS)
+        r = d->tensor_map_encode_tiled(mb, ty, 2, (void *)w, db, sb, boxb, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    GCR_CHECK(ctx, r == CUDA_SUCCESS, GCR_ERR_DEVICE,
+              "cuda dense: TMA tensor maps of x (%lld rows of %lld, stride %lld) and w (%lld rows, stride %lld): %s",
+              (long long)v->M, (long long)v->K, (long long)v->fa, (long long)v->N, (long long)v->ws[0],
+              gcr_cuda_drv_error(r));
+    return GCR_OK;
+}
+
 /* The stride f with s0*n + m2*s2*oy + m3*s3*ox == f*r for every row r = (n*OH + oy)*OW + ox < M of
  * problem a (m2, m3: the conv's strides for x, 1 for the output), or 0 (none, a zero stride, or a
  * product past int64): a dim of one index constrains nothing. Where it exists the tiles take a
@@ -545,6 +593,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
         if (bn == 128 && deep128) p->def = i;
     }
     if (deep && (tc || tf32) && a->N > 32 && gcr_nvrtc_arch_specific(gcr_cuda_arch(ctx))) wg_tactics(ctx, p, a, at, z, sms);
+    if (at == 0 && tc && !tf32 && gcr_nvrtc_arch_specific(gcr_cuda_arch(ctx))) tma_tactic(p, x, w, z, sms);
 }
 
 /* the problem as tactic t's kernel gets it: with -DVEC_UNVERIFIED=0 only the mma 32x32 tile and the
@@ -582,8 +631,11 @@ static gcr_status launch_tactic(gcr_ctx *ctx, const dense_plan *p, const gcr_cud
 {
     if (t->ks > 1) GCR_TRY(gcr_cuda_splitk_zeroed(ctx));
     gcr_dense_args v = tactic_args(p, t);
-    void *std[] = {&v, &x, &w, &out, &bias};
-    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std, 5, h);
+    CUtensorMap ma, mb; /* the TMA tile's, by value after the standard five */
+    if (!strncmp(t->name, "gcr_tma", 7)) GCR_TRY(tma_maps(ctx, p->dt, &v, x, w, &ma, &mb));
+    void *std[] = {&v, &x, &w, &out, &bias, &ma, &mb};
+    return gcr_cuda_hooked_launch(ctx, k, t->gx, t->gy, t->gz, t->threads, t->smem, std,
+                                  strncmp(t->name, "gcr_tma", 7) ? 5 : 7, h);
 }
 
 /* GCR_AUTOTUNE runs a tactic's eager kernel (no hooks, no bias) on scratch operands */

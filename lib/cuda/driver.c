@@ -54,6 +54,8 @@ static void load(void)
         g_drv.launch_kernel_ex = NULL, g_drv.module_get_global = NULL;
     if (!bad && fetch("cuOccupancyMaxActiveClusters", (void **)&g_drv.occupancy_max_active_clusters))
         g_drv.occupancy_max_active_clusters = NULL;
+    if (!bad && fetch("cuTensorMapEncodeTiled", (void **)&g_drv.tensor_map_encode_tiled))
+        g_drv.tensor_map_encode_tiled = NULL;
     g_state = bad ? -1 : 1;
 }
 

@@ -36,6 +36,8 @@ int gcr_cuda_dense_inst(const char *name, char *buf, size_t n)
         if (len <= 0) return -1;
         w = snprintf(buf, n, "%s(%s, %s, gcr_cfg_%.*s)", strncmp(cfg, "tc", 2) ? "GCR_DENSE_KERNEL" : "GCR_DENSE_TC_KERNEL",
                      name, T, len, cfg);
+    } else if (!strncmp(fam, "tma128", 6) && sfx == fam + 6 && strcmp(sfx, "_f32") && strcmp(sfx, "_tf32")) {
+        w = snprintf(buf, n, "GCR_TMA_KERNEL(%s, %s)", name, T); /* gcr_tma128_<f16|bf16> */
     } else if (!strncmp(fam, "gemv_", 5) && sfx == fam + 4) {
         w = snprintf(buf, n, "GCR_GEMV_KERNEL(%s, %s)", name, T);
     } else if (!strncmp(fam, "direct_", 7) && sfx == fam + 6) {

@@ -63,6 +63,14 @@ typedef uint32_t gcr_u32;
 #define GCR_TC_WG_STAGE_BYTES(bm, bn) (((bm) + (bn)) * 128)
 #define GCR_TC_WG_ST 3
 #define GCR_TC_WG_SMEM(bn) (GCR_TC_WG_ST * GCR_TC_WG_STAGE_BYTES(128, bn) + 1024)
+/* gemm_tma.cuh's persistent TMA tile (sm_90a): GCR_TMA_ST stages of 128 A rows and GCR_TMA_BN B
+ * rows of a 128-byte k tile (128 KB), the accumulators' staging [128][BN + 4] f32 (66 KB) and 1 KB
+ * to align the stages to the swizzle's 1024 bytes: one block a SM, a producer warpgroup and two
+ * consumer warpgroups */
+#define GCR_TMA_BN 128
+#define GCR_TMA_ST 4
+#define GCR_TMA_THREADS 384
+#define GCR_TMA_SMEM (GCR_TMA_ST * GCR_TC_WG_STAGE_BYTES(128, GCR_TMA_BN) + 128 * (GCR_TMA_BN + 4) * 4 + 1024)
 #define GCR_CHAIN_THREADS 256 /* a chain kernel's block (kernels/chain.cuh: 8 warps) */
 /* the 32-wide split-K tiles' stages, in dynamic shared memory (4: 51 KB, past the static 48 KB).
  * H100, f16, batch 1 in a replayed graph (bench/kernel_trace.sh, 2026-11-26): ResNet-50's 43 split

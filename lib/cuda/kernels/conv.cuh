@@ -39,6 +39,7 @@
 #endif
 #include "gemm.cuh"
 #include "gemm_tc.cuh"
+#include "gemm_tma.cuh"
 #include "patch.cuh"
 #include "shortk.cuh"
 #include "dwpw.cuh"
