@@ -318,8 +318,9 @@ static void shortk_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *v,
 /* The persistent TMA tile (kernels/gemm_tma.cuh) of plan p's problem: f16 and bf16 in the
  * k-contiguous layout (vec_a, vec_b) with flat rows, x's row stride and the weights' whole 16-byte
  * chunks, one z, rows and columns below 2^31, where the driver encodes tensor maps; a block a SM,
- * no more than the output tiles. A candidate only (GCR_AUTOTUNE, or a test forcing "tma"): it has
- * not been measured against the tiles above. */
+ * no more than the output tiles. A candidate only (GCR_AUTOTUNE, or a test forcing "tma"): on an
+ * H200 it beat the heuristic's tiles only where K and N are both large, and lost up to 5x on short K
+ * or narrow N (bench/results/tma-prologue-h200-2026-11-28.md). */
 static void tma_tactic(dense_plan *p, const void *x, const void *w, int64_t z, int64_t sms)
 {
     const gcr_dense_args *v = &p->v;
