@@ -12,7 +12,7 @@
 #include "../lib/cuda/dense.h"
 #endif
 
-static int n_own, n_hooked, n_chain;
+static int n_own, n_hooked, n_chain, n_pro8_vec;
 
 #ifdef GCR_HAVE_CUDA
 static int n_compiled;
@@ -66,6 +66,19 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
         } else {
             n_hooked++;
             CHECK(strstr(cgs[k].src, "GCR_EXTRA_PARAMS") != NULL, "%s: hooks without GCR_EXTRA_PARAMS", what);
+            if (strstr(cgs[k].src, "#define GCR_PROLOGUE(")) {
+                /* every prologue comes with its 8-wide halves; the squeeze-excite scale, a
+                 * per-(image, channel) operand contiguous in c, is fetched 8 channels at a time */
+                char fn8[sizeof cgs[k].fn + 10];
+                snprintf(fn8, sizeof fn8, "%s_fetch8s(", cgs[k].fn);
+                const char *p8 = strstr(cgs[k].src, fn8);
+                CHECK(strstr(cgs[k].src, "#define GCR_PROLOGUE_FETCH8_ASYNC(") && strstr(cgs[k].src, "#define GCR_PROLOGUE_APPLY8(") && p8,
+                      "%s: %s has a prologue without its 8-wide halves", what, cgs[k].fn);
+                if (!strcmp(what, "se f16 nhwc") || !strcmp(what, "se f32 nchw")) {
+                    n_pro8_vec += p8 && strstr(p8, "gcr_cp8_raw<") != NULL;
+                    if (getenv("GCR_TEST_PRINT")) fputs(cgs[k].src, stderr);
+                }
+            }
             if (strstr(cgs[k].src, "#define GCR_EPILOGUE(")) {
                 /* every epilogue comes with its 8-wide form, whose full-layout operands move as
                  * vectors: the output's store, and the residual's load */
@@ -171,6 +184,7 @@ static void test_models(void)
                 gcr_ctx_clear_error(ctx);
             }
     CHECK(n_own >= 10 && n_hooked >= 10, "generated %d own and %d hooked kernels", n_own, n_hooked);
+    CHECK(n_pro8_vec >= 2, "%d squeeze-excite prologues fetch their scale 8 channels at a time, want 2", n_pro8_vec);
     CHECK(n_chain >= 12, "generated %d chain kernels (the squeeze-excite case, every dtype and layout, three cluster limits)",
           n_chain);
     gcr_ctx_destroy(ctx);

@@ -411,7 +411,20 @@ static const char *hook_defs16 =
     "#define GCR_PROLOGUE(v, n, c) (fmaxf((v), 0.0f) * se[(n) * ch + (c)])\n"
     "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), ((acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f)) * alpha)\n";
 
-static void hooked_conv_f16(const conv_case *k, enum lay lay)
+/* the same prologue in its 8-wide halves (gemm.cuh GCR_PROLOGUE_FETCH8_ASYNC / _APPLY8): the
+ * tensor-core tiles stage the scale in shared memory with the operand tile they scale */
+static const char *hook_defs16s =
+    "#include \"common.cuh\"\n"
+    "#define GCR_EXTRA_PARAMS , const float *__restrict__ se, float alpha, int ch\n"
+    "#define GCR_PROLOGUE(v, n, c) (fmaxf((v), 0.0f) * se[(n) * ch + (c)])\n"
+    "struct t_fetch { gcr_raw8<0> s; };\n"
+    "#define GCR_PRO_FETCH_T t_fetch\n"
+    "#define GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c) gcr_cp8_raw<0>(&(fp)->s, se, (long long)(n) * ch + (c))\n"
+    "#define GCR_PROLOGUE_APPLY8(v8, f, n, c) do { float s_[8]; gcr_raw8_f32<0>((f).s, s_); \\\n"
+    "    for (int j_ = 0; j_ < 8; j_++) (v8)[j_] = fmaxf((v8)[j_], 0.0f) * s_[j_]; } while (0)\n"
+    "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), ((acc) + (bias ? gcr_dn_ld(bias, (o)) : 0.0f)) * alpha)\n";
+
+static void hooked_conv_f16_with(const conv_case *k, enum lay lay, const char *defs)
 {
     uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW}, bs[1] = {k->O};
@@ -433,14 +446,20 @@ static void hooked_conv_f16(const conv_case *k, enum lay lay)
     const void *sep = sg ? gcr_tensor_data(sg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &alpha, &ch};
-    gcr_cuda_hooks h = {hook_defs16, extra, 3, NULL, NULL, tf32_on, NULL};
-    char what[96];
-    snprintf(what, sizeof what, "hooked f16 conv C%d O%d k%d g%d %s", k->C, k->O, k->KH, k->groups, lay_name[lay]);
+    gcr_cuda_hooks h = {defs, extra, 3, NULL, NULL, tf32_on, NULL};
+    char what[112];
+    snprintf(what, sizeof what, "hooked f16 conv N%d C%d O%d k%d g%d %s%s", k->N, k->C, k->O, k->KH, k->groups, lay_name[lay],
+             defs == hook_defs16s ? " (staged prologue)" : "");
     gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
     if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F16, what);
     gcr_ctx_clear_error(gpu);
     gcr_scope_end(cpu, s0);
     gcr_scope_end(gpu, s1);
+}
+
+static void hooked_conv_f16(const conv_case *k, enum lay lay)
+{
+    hooked_conv_f16_with(k, lay, hook_defs16);
 }
 
 static void test_hooks(void)
@@ -460,6 +479,27 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[25], L_NHWC);  /* the patch tile, the heuristic's pick */
     hooked_conv_f16(&convs[5], L_NHWC);   /* depthwise */
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
+    /* the staged prologue on the 128 x 64 and 128 x 128 wgmma tiles (sm_90): tiles of rows in up
+     * to 4 images, a partial k tile and column tile; rows over more images than the table holds
+     * (the loads in place); one image; and the mma.sync tiles, which load in place */
+    static const conv_case staged[] = {
+        {24, 136, 7, 7, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+        {64, 40, 2, 3, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},
+        {1, 480, 14, 14, 112, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+    };
+    static const char *const wide[] = {"tc64w", "tc128w"};
+    for (int w = 0; w < 2; w++) {
+        gcr_cuda_dense_force(gpu, wide[w]);
+        for (int i = 0; i < 3; i++) {
+            hooked_conv_f16_with(&staged[i], L_NHWC, hook_defs16s);
+            if (i != 1) /* K 40 may take another tile */
+                CHECK(strstr(gcr_cuda_dense_last(gpu), wide[w]) != NULL, "staged prologue C%d: forced onto %s, ran %s",
+                      staged[i].C, wide[w], gcr_cuda_dense_last(gpu));
+        }
+    }
+    gcr_cuda_dense_force(gpu, NULL);
+    hooked_conv_f16_with(&convs[16], L_NHWC, hook_defs16s);
+    hooked_conv_f16_with(&convs[0], L_DENSE, hook_defs16s);
     hooked_conv_one(&convs[0], L_DENSE);  /* 1x1 */
     hooked_conv_one(&convs[0], L_NHWC);
     hooked_conv_one(&convs[3], L_DENSE);  /* general */

@@ -1,9 +1,17 @@
 /* codegen_hooked.c — the generator of an anchored kernel's hooks: a conv2d / linear / matmul /
- * pool kernel keeps its template (lib/cuda/kernels) and gets GCR_PROLOGUE, GCR_EPILOGUE,
- * GCR_EPILOGUE8 and GCR_EXTRA_PARAMS from the fused group (contract at the top of kernels/gemm.cuh). */
+ * pool kernel keeps its template (lib/cuda/kernels) and gets GCR_PROLOGUE, its 8-wide halves
+ * (GCR_PROLOGUE_FETCH8_ASYNC, GCR_PROLOGUE_APPLY8), GCR_EPILOGUE, GCR_EPILOGUE8
+ * and GCR_EXTRA_PARAMS from the fused group (contract at the top of kernels/gemm.cuh). */
 #include "codegen_emit.h"
 #include <stdio.h>
 #include <stdlib.h>
+
+static bool is_loaded(const gcr_group *g, int l) /* the anchor's own result is an input no expression loads */
+{
+    for (int i = 0; i < g->n_expr; i++)
+        if (g->expr[i].kind == GCR_E_LOAD && g->expr[i].load == l) return true;
+    return false;
+}
 
 /* text of the offset of group load l / output value at a hook's (n, o, idx) */
 typedef struct hook_gen {
@@ -56,15 +64,23 @@ static void epi_load(gcr_text *b, const gcr_emit *ec, int l)
 }
 
 /* prologue loads other than the anchor's own input depend only on (n, c) */
-static void pro_offset(gcr_text *b, const hook_gen *h, const int64_t *st, int nd)
+static void pro_offset(gcr_text *b, const hook_gen *h, const int64_t *st, int nd, const char *c)
 {
     put(b, "(0ll");
     for (int d = 0; d < nd; d++) {
         if (st[d] == 0) continue;
-        if (h->coords == GCR_HOOK_LAST) put(b, " + c * %lldll", (long long)st[d]); /* only the last dim varies */
-        else put(b, " + %s * %lldll", d == 0 ? "n" : "c", (long long)st[d]);
+        if (h->coords == GCR_HOOK_LAST) put(b, " + %s * %lldll", c, (long long)st[d]); /* only the last dim varies */
+        else put(b, " + %s * %lldll", d == 0 ? "n" : c, (long long)st[d]);
     }
     put(b, ")");
+}
+
+/* a prologue load that moves along c with stride 1: 8 consecutive channels are one vector */
+static bool pro_vec_load(const hook_gen *h, const gcr_group *g, int l)
+{
+    if (l == h->main_load || !is_loaded(g, l)) return false;
+    int cd = h->coords == GCR_HOOK_LAST ? g->space.ndim - 1 : 1;
+    return cd < g->space.ndim && g->space.shape[cd] != 1 && g->in[l].strides[cd] == 1;
 }
 
 static void pro_load(gcr_text *b, const gcr_emit *ec, int l)
@@ -74,8 +90,12 @@ static void pro_load(gcr_text *b, const gcr_emit *ec, int l)
         put(b, "v");
         return;
     }
+    if (h->vec8 && pro_vec_load(h, ec->g, l)) {
+        put(b, "l%d[j]", l);
+        return;
+    }
     put(b, "gcr_ld<%d>(g%d, ", (int)h->ir->values[ec->g->in[l].value].m.dtype, h->first_param + l);
-    pro_offset(b, h, ec->g->in[l].strides, ec->g->space.ndim);
+    pro_offset(b, h, ec->g->in[l].strides, ec->g->space.ndim, "c");
     put(b, ", 0.0f)");
 }
 
@@ -114,13 +134,6 @@ static void hook_macro(gcr_text *b, const gcr_ir *ir, const gcr_cg_kernel *cg, c
     put(b, "#define %s %s%s(%s", macro, cg->fn, sfx, args);
     put_extra_decl(b, ir, cg, false);
     put(b, ")\n");
-}
-
-static bool is_loaded(const gcr_group *g, int l) /* the anchor's own result is an input no expression loads */
-{
-    for (int i = 0; i < g->n_expr; i++)
-        if (g->expr[i].kind == GCR_E_LOAD && g->expr[i].load == l) return true;
-    return false;
 }
 
 /* "<fn>_epi8": the epilogue for the 8 consecutive outputs idx8 + j, o8 + j (GCR_EPILOGUE8). Loads
@@ -166,6 +179,49 @@ static void epi8(gcr_text *b, hook_gen *h, const gcr_cg_kernel *cg, const gcr_gr
             put(b, "    gcr_st8<%d>(g%d, idx8, s%d);\n", (int)v->m.dtype, epi_first + eg->n_in + o, o);
     }
     put(b, "}\n");
+}
+
+/* The 8-wide prologue in two halves (GCR_PRO_FETCH_T, GCR_PROLOGUE_FETCH8_ASYNC, GCR_PROLOGUE_APPLY8):
+ * "<fn>_fetch8s" copies the operands contiguous in c (8 channels c8 + j of image n) into a
+ * "<fn>_fetch" in shared memory (gcr_cp8_raw: cp.async where aligned), and "<fn>_apply8" converts
+ * them and runs the scalar hook's expressions for each j in place on v8; the other operands keep
+ * their per-element load at c = c8 + j there. Every value is computed and rounded as the scalar
+ * hook would. */
+static void pro8(gcr_text *b, hook_gen *h, const gcr_cg_kernel *cg, const gcr_group *pg, const gcr_emit *scalar)
+{
+    const gcr_ir *ir = h->ir;
+    put(b, "struct %s_fetch {\n", cg->fn);
+    int nv = 0;
+    for (int l = 0; l < pg->n_in; l++)
+        if (pro_vec_load(h, pg, l)) {
+            put(b, "    gcr_raw8<%d> l%d;\n", (int)ir->values[pg->in[l].value].m.dtype, l);
+            nv++;
+        }
+    if (!nv) put(b, "    char none;\n");
+    put(b, "};\n#define GCR_PRO_FETCH_T %s_fetch\n", cg->fn);
+    hook_head(b, ir, cg, "void", "_fetch8s", "GCR_PRO_FETCH_T *fp, long long n, long long c8", "(void)fp; (void)n; (void)c8;");
+    for (int l = 0; l < pg->n_in; l++)
+        if (pro_vec_load(h, pg, l)) {
+            put(b, "    gcr_cp8_raw<%d>(&fp->l%d, g%d, ", (int)ir->values[pg->in[l].value].m.dtype, l, h->first_param + l);
+            pro_offset(b, h, pg->in[l].strides, pg->space.ndim, "c8");
+            put(b, ");\n");
+        }
+    put(b, "}\n");
+    hook_macro(b, ir, cg, "GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c)", "_fetch8s", "(fp), (n), (c)");
+    hook_head(b, ir, cg, "void", "_apply8", "float *v8, const GCR_PRO_FETCH_T &f, long long n, long long c8",
+              "(void)f; (void)n;");
+    for (int l = 0; l < pg->n_in; l++)
+        if (pro_vec_load(h, pg, l))
+            put(b, "    float l%d[8];\n    gcr_raw8_f32<%d>(f.l%d, l%d);\n", l, (int)ir->values[pg->in[l].value].m.dtype, l, l);
+    put(b, "#pragma unroll\n    for (int j = 0; j < 8; j++) {\n");
+    put(b, "        const long long c = c8 + j;\n        (void)c;\n        const float v = v8[j];\n        (void)v;\n");
+    h->vec8 = true;
+    gcr_emit ec = *scalar;
+    ec.ind = "        ";
+    gcr_emit_exprs(b, &ec);
+    h->vec8 = false;
+    put(b, "        v8[j] = e%d;\n    }\n}\n", pg->out[0].expr);
+    hook_macro(b, ir, cg, "GCR_PROLOGUE_APPLY8(v8, f, n, c)", "_apply8", "(v8), (f), (n), (c)");
 }
 
 gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)
@@ -264,6 +320,7 @@ gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *c
         gcr_emit_exprs(&b, &ec);
         put(&b, "    return e%d;\n}\n", pg->out[0].expr);
         hook_macro(&b, ir, cg, "GCR_PROLOGUE(v, n, c)", "_pro", "(v), (n), (c)");
+        pro8(&b, &h, cg, pg, &ec);
     }
     if (has_epi) {
         h.first_param = epi_first;

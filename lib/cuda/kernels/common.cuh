@@ -165,6 +165,39 @@ template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename 
  * Anywhere else (an odd channel count, a view's offset) element by element. bf16 converts element
  * by element as gcr_st does (its NaNs keep their sign); f16 a pair per instruction, rounded as
  * gcr_st rounds (a NaN stays a NaN, its payload bits may differ). */
+template <int T> struct gcr_raw8 { /* 8 elements as they lie in memory (gcr_cp8_raw) */
+    typedef typename gcr_ty<T>::t U;
+    union {
+        uint4 w[(sizeof(U) * 8 + 15) / 16];
+        U e[8];
+    };
+};
+/* p[i .. i + 7] into shared memory as they lie: by cp.async where aligned (it lands with the group
+ * it is committed in, so a kernel stages a fused prologue's operands beside the operand tile they
+ * scale), else element by element by this thread */
+template <int T> __device__ __forceinline__ void gcr_cp8_raw(gcr_raw8<T> *dst, const void *p, long long i)
+{
+    typedef typename gcr_ty<T>::t U;
+    const U *q = (const U *)p + i;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (sizeof(U) * 8 % 16 == 0) {
+        if (((unsigned long long)q & 15) == 0) {
+#pragma unroll
+            for (int k = 0; k < (int)sizeof(U) / 2; k++)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(&dst->w[k])),
+                             "l"((const uint4 *)q + k));
+            return;
+        }
+    }
+#endif
+#pragma unroll
+    for (int j = 0; j < 8; j++) dst->e[j] = q[j];
+}
+template <int T> __device__ __forceinline__ void gcr_raw8_f32(const gcr_raw8<T> &r, float *v)
+{
+#pragma unroll
+    for (int j = 0; j < 8; j++) v[j] = gcr_to_f32<T>(r.e[j]);
+}
 template <int T> __device__ __forceinline__ void gcr_ld8(const void *p, long long i, float *v)
 {
     typedef typename gcr_ty<T>::t U;

@@ -26,6 +26,19 @@
  *                              NCHW or NHWC for conv, row-major for matmul/linear). Runs exactly
  *                              once per output element (after any in-block K split). Default:
  *                              gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0.0f))
+ *   GCR_PRO_FETCH_T, GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c), GCR_PROLOGUE_APPLY8(v8, f, n, c)
+ *                              optional, together: the prologue of 8 channels in two halves. FETCH8_ASYNC copies
+ *                              the operands the prologue of channels c .. c + 7 of image n reads
+ *                              into *fp (a GCR_PRO_FETCH_T in shared memory: cp.async where
+ *                              aligned, in the caller's next commit group), and APPLY8 does
+ *                              v8[j] = GCR_PROLOGUE(v8[j], n, c + j) for j = 0..7 with them (v8:
+ *                              float *, f: that struct). Exists because the
+ *                              tensor-core tiles apply the prologue between a k step's landing and
+ *                              its barrier: a squeeze-excite scale loaded there queued behind the
+ *                              block's own operand copies, one round trip on every k step's
+ *                              critical path (a third of the stall samples, 2-3x the kernel's time
+ *                              at one block an SM); the tiles stage it with the operand tile
+ *                              instead. Default: none.
  *   GCR_EPILOGUE8(acc8, n, o, idx) optional: the same as GCR_EPILOGUE(acc8[j], n, o + j, idx + j)
  *                              for j = 0..7 (acc8: const float *, bias NOT added), called where the
  *                              8 outputs are consecutive elements of the result (channel-contiguous,
@@ -132,6 +145,10 @@ __device__ __forceinline__ void gcr_dn_epi8_each(Epi &epi, const float *acc8, in
 #ifndef GCR_PROLOGUE_IDENTITY
 #define GCR_PROLOGUE_IDENTITY 0
 #endif
+#ifndef GCR_PROLOGUE_FETCH8_ASYNC
+struct gcr_pro_none {};
+#define GCR_PRO_FETCH_T gcr_pro_none
+#endif
 #ifndef GCR_EPILOGUE8
 #ifdef GCR_EPILOGUE
 #define GCR_EPILOGUE8(acc8, n, o, idx) gcr_dn_epi8_each(epi, (acc8), (n), (o), (idx))
@@ -146,11 +163,27 @@ __device__ __forceinline__ void gcr_dn_epi8_each(Epi &epi, const float *acc8, in
 #define GCR_EXTRA_PARAMS
 #endif
 
+/* one callable of several lambdas: where the hooks stage the prologue's operands, pro(v, n, c) is
+ * the scalar prologue, pro(fp, n, c) copies its operands into shared memory and pro(v8, f, n, c)
+ * uses them */
+template <class... F> struct gcr_overload : F... {
+    using F::operator()...;
+};
+template <class... F> gcr_overload(F...) -> gcr_overload<F...>;
+#ifdef GCR_PROLOGUE_FETCH8_ASYNC
+#define GCR_PRO_LAMBDA                                                                                     \
+    auto pro = gcr_overload{[&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); },       \
+                            [&](GCR_PRO_FETCH_T *fp, int n, int c) { GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c); }, \
+                            [&](float *v8, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8(v8, f, n, c); }}
+#else
+#define GCR_PRO_LAMBDA auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); }
+#endif
+
 /* The hooks as the lambdas every engine body takes, declared first thing in a kernel entry whose
  * parameters include out and bias (and the GCR_EXTRA_PARAMS the hooks read); epi8 only where an
  * engine stores 8 consecutive outputs of a thread at once. */
 #define GCR_HOOK_LAMBDAS                                                                                   \
-    auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); };                    \
+    GCR_PRO_LAMBDA;                                                                                        \
     auto epi = [&](float acc, int n, int o, long long idx) { GCR_EPILOGUE(acc, n, o, idx); };            \
     [[maybe_unused]] auto epi8 = [&](const float *a8, int n, int o, long long idx) { GCR_EPILOGUE8(a8, n, o, idx); }
 
@@ -168,6 +201,24 @@ __device__ __forceinline__ uint4 gcr_dn_pro8(uint4 q, Pro &pro, int n, int c)
         e.u = u.h[j];
         u.h[j] = gcr_dn_bits16(pro(gcr_dn_tof(e), n, c + j), (T *)0);
     }
+    return u.q;
+}
+/* the same with the prologue's operands staged in shared memory (f: GCR_PRO_FETCH_T) */
+template <typename T, class Pro, class F>
+__device__ __forceinline__ uint4 gcr_dn_pro8s(uint4 q, Pro &pro, int n, int c, const F &f)
+{
+    union { uint4 q; unsigned short h[8]; } u;
+    u.q = q;
+    float v[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        T e;
+        e.u = u.h[j];
+        v[j] = gcr_dn_tof(e);
+    }
+    pro(v, f, n, c);
+#pragma unroll
+    for (int j = 0; j < 8; j++) u.h[j] = gcr_dn_bits16(v[j], (T *)0);
     return u.q;
 }
 

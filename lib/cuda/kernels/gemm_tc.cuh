@@ -590,6 +590,31 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             }
         }
     };
+    /* The prologue's operands staged in shared memory with the operand tiles: a table of the k
+     * tile's 8-channel chunks for each image the tile's rows span, at most PIMG (gemm.cuh
+     * GCR_PROLOGUE_FETCH8_ASYNC; the plain 16-bit A chunks of the tiles that keep their rows). The
+     * table of step j is copied in step j - 1's commit group by PIMG * CPR threads, so it is
+     * visible to every thread past step j - 1's barrier; step 0's goes in a group of its own before
+     * the preamble, read past one barrier more. [ST][PIMG images][CPR chunks] */
+#ifdef GCR_PROLOGUE_FETCH8_ASYNC
+    constexpr bool PFS = !GCR_PROLOGUE_IDENTITY && sizeof(E) == 2 && AT != 2 && AT != 3 && AT != 4 && !TM && !PS;
+#else
+    constexpr bool PFS = false;
+#endif
+    enum { PIMG = 8, CPR = BK / EPC };
+    __shared__ GCR_PRO_FETCH_T ptab[PFS ? ST : 1][PFS ? PIMG * CPR : 1];
+    int n_lo = -1; /* the tile's first image where its rows span at most PIMG images, else -1 */
+    if constexpr (PFS) {
+        const int r1 = min(blk.r0 + BM, M) - 1, n0 = (int)gcr_div((unsigned)blk.r0, p.rdiv_m[0], p.rdiv_s[0]);
+        if (blk.r0 <= r1 && (int)gcr_div((unsigned)r1, p.rdiv_m[0], p.rdiv_s[0]) - n0 < PIMG) n_lo = n0;
+    }
+    const bool stab = n_lo >= 0;
+    auto stage_pro = [&](int j, int kt) { /* step j's table (tile kt) */
+        if constexpr (PFS) {
+            const int e = t, img = n_lo + e / CPR, c = kt * BK + (e % CPR) * EPC;
+            if (e < PIMG * CPR && img * sp < M && c < K) pro(&ptab[j % ST][e], img + zn, c + zc);
+        }
+    };
     /* the prologue on this thread's own chunks of tile kt (visible to it after its wait_group) */
     auto prologue = [&](int j, int kt) {
         stage &s = sg[j % ST];
@@ -611,6 +636,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
 #pragma unroll
                 for (int h = 0; h < 8; h++) u.h[h].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[h]), nz, c), (T *)0);
                 *(uint4 *)sa(s, la[i], ka[i]) = u.q;
+            } else if constexpr (PFS) {
+                uint4 *q = (uint4 *)sa(s, la[i], ka[i]);
+                *q = stab ? gcr_dn_pro8s<T>(*q, pro, n + zn, k0 + ka[i] + zc, ptab[j % ST][(n - n_lo) * CPR + ka[i] / EPC])
+                          : gcr_tc_pro_chunk<T>(*q, pro, n + zn, k0 + ka[i] + zc);
             } else {
                 uint4 *q = (uint4 *)sa(s, la[i], ka[i]);
                 *q = gcr_tc_pro_chunk<T>(*q, pro, n + zn, k0 + ka[i] + zc);
@@ -659,6 +688,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             }
         } else {
             issue(j, k_lo + j); /* no counters: the 128-wide tiles sit at their register bound */
+            if (PFS && stab && j + 1 < J) stage_pro(j + 1, k_lo + j + 1);
         }
     };
 
@@ -870,6 +900,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
             walk(0, min(BM, M - r0), true); /* the last split */
         }
     };
+    if (PFS && stab && J > 0) { /* step 0's table: the oldest group, done when step 0's is */
+        stage_pro(0, k_lo);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
     /* preamble: ST - 1 loads in flight */
 #pragma unroll
     for (int s = 0; s < ST - 1; s++) {
@@ -885,6 +919,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     int ckt = k_lo, ct = (int)blockIdx.x; /* the k tile and row tile being multiplied */
     for (int j = 0; j < J; j++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
+        if (PFS && stab && j == 0) __syncthreads(); /* step 0's table, landed in every thread's wait */
         if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, PS ? ckt : k_lo + j);
         if constexpr (WG && TF32) round_tf32(j);
         /* wgmma reads shared memory through the async proxy: this thread's copies and its prologue
