@@ -291,6 +291,10 @@ static const pool_case pools[] = {
      * last block partial (520 = 2 x 256 + 8 halves, 4 x 128 + 8 floats), and split over pixels */
     {2, 3, 520, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
     {2, 1, 264, 23, 17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    /* fewer channels than a block's 32 chunks: the threads spread over pixels (9 chunks of 8 halves
+     * in 28 pixel lanes, split over pixels; one chunk in 256 lanes, its sums added in 32 slices) */
+    {2, 5, 72, 28, 28, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    {2, 2, 8, 19, 23, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
 };
 
 static gcr_tensor *pool_run(gcr_ctx *ctx, const pool_case *k, gcr_tensor *x)

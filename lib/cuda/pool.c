@@ -21,14 +21,17 @@ int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit 
 /* Pixel splits of a global average over channels (gcr_gap_cols_body): groups (image x block of
  * cb channels) fewer than the SMs leave most of the GPU idle while each block walks every pixel, as
  * MobileNet-v3's squeeze-excite pools do at batch 1 (3 to 30 blocks over 28x28 to 7x7), so the
- * pixels split until about two blocks per SM, each split at least 64 pixels, at most 64 splits;
- * sets a's workspace. 1 without split-K's scratch (or with src_out: only the program is wanted). */
+ * pixels split until about GAP_BLOCKS_PER_SM blocks per SM, each split at least GAP_MIN_PIXELS
+ * pixels, at most 64 splits; sets a's workspace. 1 without split-K's scratch (or with src_out: only
+ * the program is wanted). */
+#define GAP_BLOCKS_PER_SM 2
+#define GAP_MIN_PIXELS 64
 static unsigned gap_splits(gcr_ctx *ctx, gcr_pool_args *a, int64_t groups, int64_t cb, const gcr_cuda_hooks *h)
 {
-    int64_t sms = gcr_cuda_sm_count(ctx), hw = a->H * a->W;
-    if (groups >= sms || hw < 128 || (h && h->src_out)) return 1;
-    int64_t s = (2 * sms + groups - 1) / groups;
-    if (s > hw / 64) s = hw / 64;
+    int64_t sms = gcr_cuda_sm_count(ctx), hw = a->H * a->W, want = GAP_BLOCKS_PER_SM * sms;
+    if (groups >= want || hw < 2 * GAP_MIN_PIXELS || (h && h->src_out)) return 1;
+    int64_t s = (want + groups - 1) / groups;
+    if (s > hw / GAP_MIN_PIXELS) s = hw / GAP_MIN_PIXELS;
     if (s > 64) s = 64;
     if (s < 2 || groups > GCR_CUDA_SPLITK_TILES || groups * s * cb * 4 > (int64_t)GCR_CUDA_SPLITK_BYTES) return 1;
     if (!gcr_cuda_splitk_ws(ctx, 1, &a->part, &a->sem)) return 1;

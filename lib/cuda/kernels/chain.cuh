@@ -80,14 +80,11 @@ template <int DT> __device__ __forceinline__ bool gcr_chain_pool_vec(const void 
            xs[0] % VE == 0 && xs[2] % VE == 0 && xs[3] % VE == 0 && ((unsigned long long)x & 15) == 0;
 }
 
-/* The block's sum per channel over pixels [lo, hi) of image n into psum [C], 16 bytes a load. A pass
- * covers up to 256 chunks of VE channels (CG of them): thread t sums chunk t % CG of pixels
- * lo + t / CG, + P, ... (P = 256 / CG pixel lanes), 4 loads in flight, then the P lanes' sums meet
- * in part [P][CG * VE] (at most 256 * VE floats: the scalar path's buffer) in lane order. The
- * scalar path waits a round trip per 2 pixels of up to 8 chunks of 32 channels; here a block's
- * loads mostly go out in one or two rounds. 4, not 8: 8 took the chain kernel from 64 to 128
- * registers, which left room for fewer clusters than a batch of 32 images has (H200: the 7x7x672
- * squeeze-excite chain at batch 32, 22.8 -> 32.0 µs under ncu). */
+/* The block's sum per channel over pixels [lo, hi) of image n into psum [C], 16 bytes a load: passes
+ * of up to 256 chunks of VE channels through gcr_chan_sums (common.cuh), part holding a pass's
+ * lanes (at most 256 * VE floats: the scalar path's buffer). The scalar path waits a round trip
+ * per 2 pixels of up to 8 chunks of 32 channels; here a block's loads mostly go out in one or two
+ * rounds. */
 template <int DT>
 __device__ __forceinline__ void gcr_chain_pool_sums16(const void *x, long long n, int C, int W, const long long (&xs)[4],
                                                       int lo, int hi, float *psum, float *part)
@@ -95,42 +92,15 @@ __device__ __forceinline__ void gcr_chain_pool_sums16(const void *x, long long n
     typedef typename gcr_ty<DT>::t T;
     enum { VE = 16 / (int)sizeof(T), NT = GCR_CHAIN_THREADS };
     static_assert(NT * VE <= 8 * 8 * 33, "part holds a pass's lanes");
-    const int t = (int)threadIdx.x, CH = C / VE;
+    const int CH = C / VE;
     for (int c0 = 0; c0 < CH; c0 += NT) {
-        const int CG = min(NT, CH - c0), P = NT / CG, ch = t % CG, pl = t / CG;
-        float s[VE];
-#pragma unroll
-        for (int j = 0; j < VE; j++) s[j] = 0.0f;
-        if (pl < P) {
-            const T *xp = (const T *)x + n * xs[0] + (long long)(c0 + ch) * VE;
-#pragma unroll 4
-            for (int i = lo + pl; i < hi; i += P) {
-                const int iy = i / W, ix = i - iy * W;
-                float f[VE];
-                gcr_chain_cvt<DT, VE>(__ldcg((const uint4 *)(xp + iy * xs[2] + ix * xs[3])), f);
-#pragma unroll
-                for (int j = 0; j < VE; j++) s[j] += f[j];
-            }
-#pragma unroll
-            for (int j = 0; j < VE; j++) part[(pl * CG + ch) * VE + j] = s[j];
-        }
-        __syncthreads();
-        /* the lanes' sums in two rounds, so that the threads left over when the pass has few channels
-         * share the work: S = 256 / CV slices, slice s adding lanes s, s + S, ... into lane s's row
-         * (only slice s reads that row), then the S rows in order */
-        const int CV = CG * VE, S = max(1, min(P, NT / CV));
-        for (int i = t; i < S * CV; i += NT) {
-            const int c = i % CV;
-            float v = part[i];
-            for (int q = i / CV + S; q < P; q += S) v += part[q * CV + c];
-            part[i] = v;
-        }
-        if (S > 1) __syncthreads();
-        for (int c = t; c < CV; c += NT) {
-            float v = part[c];
-            for (int q = 1; q < S; q++) v += part[q * CV + c];
-            psum[c0 * VE + c] = v;
-        }
+        const T *xp = (const T *)x + n * xs[0] + (long long)c0 * VE;
+        auto ld = [&](int ch, int i, float (&f)[VE]) {
+            const int iy = i / W, ix = i - iy * W;
+            gcr_chain_cvt<DT, VE>(__ldcg((const uint4 *)(xp + (long long)ch * VE + iy * xs[2] + ix * xs[3])), f);
+        };
+        auto done = [&](int c, float v) { psum[c0 * VE + c] = v; };
+        gcr_chan_sums<VE, NT, 0>(min(NT, CH - c0), lo, hi, part, ld, done);
         __syncthreads(); /* part is reused by the next pass */
     }
 }
@@ -165,7 +135,7 @@ template <int DT, int R, class Epi>
 __device__ __forceinline__ void gcr_chain_pool(const void *x, long long n, int C, int H, int W, const long long (&xs)[4],
                                                int rank, float *psum, Epi &epi)
 {
-    __shared__ float part[8][8][33]; /* [chunk of the group][warp][lane] */
+    __shared__ __align__(16) float part[8][8][33]; /* [chunk][warp][lane]; aligned for gcr_chan_sums */
     const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, HW = H * W, chunks = (C + 31) / 32;
     const int lo = (int)((long long)HW * rank / R), hi = (int)((long long)HW * (rank + 1) / R);
     if (gcr_chain_pool_vec<DT>(x, C, xs)) {

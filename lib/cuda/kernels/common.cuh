@@ -55,6 +55,63 @@ __device__ __forceinline__ bool gcr_split_arrive(gcr_u32 *sem, long long index, 
     return true;
 }
 
+/* A block's per-channel sums over pixels [lo, hi) of one image, for the global-average kernels
+ * (pool.cuh gcr_gap_cols_*, chain.cuh's pool step): the NT threads are P = NT / CG pixel lanes of
+ * CG chunks of V channels (CG <= NT), so a block keeps its lanes busy however few channels it
+ * has. Thread t sums chunk t % CG at pixels lo + t / CG, + P, ... (ld(chunk, pixel, f) gives the
+ * chunk's V values at a pixel as f32), 4 loads in flight. The lanes' sums meet in part
+ * [P][CG * V] (at least NT * V floats, 16-byte aligned) in two rounds, so that the threads left
+ * over when there are few channels share the adding: S slices, slice s adding lanes s, s + S, ...
+ * into lane s's row (only slice s reads that row), then the S rows in order; the result does not
+ * depend on timing. done(c, sum) receives channel c < CG * V of the pass from thread c % NT; the
+ * caller syncs the block before part is reused.
+ * - CGC, where not 0, is CG known at compile time (cg is then ignored): the index math of a small
+ *   block's few loads folds away (with CG at run time, a 7x7 image's pool ran 15% slower, H200).
+ * - 4 loads, not 8: 8 took the chain kernel from 64 to 128 registers, leaving room for fewer
+ *   clusters than a batch of 32 images (H200: the 7x7x672 squeeze-excite chain at batch 32, 22.8
+ *   -> 32.0 us under ncu). */
+template <int V, int NT, int CGC, class Ld, class Done>
+__device__ __forceinline__ void gcr_chan_sums(int cg, int lo, int hi, float *part, Ld &ld, Done &done)
+{
+    const int CG = CGC ? CGC : cg, t = (int)threadIdx.x, P = NT / CG, ch = t % CG, pl = t / CG;
+    if (pl < P) {
+        float s[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) s[j] = 0.0f;
+#pragma unroll 4
+        for (int i = lo + pl; i < hi; i += P) {
+            float f[V];
+            ld(ch, i, f);
+#pragma unroll
+            for (int j = 0; j < V; j++) s[j] += f[j];
+        }
+        if constexpr (V % 4 == 0) { /* 16-byte stores: scalar ones were V-way bank conflicts */
+#pragma unroll
+            for (int j = 0; j < V; j += 4)
+                *(float4 *)&part[(pl * CG + ch) * V + j] = make_float4(s[j], s[j + 1], s[j + 2], s[j + 3]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) part[(pl * CG + ch) * V + j] = s[j];
+        }
+    }
+    __syncthreads();
+    const int CV = CG * V, S = max(1, min(P, NT / CV));
+    for (int i = t; i < S * CV; i += NT) {
+        const int c = i % CV;
+        float v = part[i];
+        for (int q = i / CV + S; q < P; q += S) v += part[q * CV + c];
+        if (S == 1) done(c, v);
+        else part[i] = v;
+    }
+    if (S == 1) return;
+    __syncthreads();
+    for (int c = t; c < CV; c += NT) {
+        float v = part[c];
+        for (int q = 1; q < S; q++) v += part[q * CV + c];
+        done(c, v);
+    }
+}
+
 /* storage type of each dtype; f16/bf16 are raw bits */
 template <int T> struct gcr_ty;
 template <> struct gcr_ty<GCR_DT_F32> { typedef float t; };

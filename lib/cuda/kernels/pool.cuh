@@ -1,7 +1,8 @@
 /* pool.cuh — max/avg/adaptive-avg pooling with PyTorch's window rules, and global average pooling
  * (adaptive 1x1) as a reduction: a warp per (n, c) row when the spatial dims are contiguous
- * (NCHW), or 32 lanes x 8 pixel slices per block, coalesced over C, when channels are (NHWC): a
- * lane a channel, or 16 bytes of channels where every pixel's channels are aligned vectors.
+ * (NCHW), or blocks of up to 32 channel chunks x pixel lanes, coalesced over C, when channels are
+ * (NHWC): a chunk a channel, or 16 bytes of channels where every pixel's channels are aligned
+ * vectors.
  *
  * Hooks as in gemm.cuh: GCR_PROLOGUE(v, n, c) on every in-bounds input element (a fused producer
  * of the pool), GCR_EPILOGUE(acc, n, c, idx) storing the pooled value (max, or the mean) of
@@ -91,60 +92,54 @@ __device__ __forceinline__ void gcr_gap_rows_body(const gcr_pool_args &p, const 
     if (lane == 0) epi(s / (float)HW, n, c, n * p.ys[0] + c * p.ys[1]);
 }
 
-/* global average, channels contiguous: block (32 lanes of V channels, 8 pixel slices) of image
- * blockIdx.y, over pixels [z HW / splits, (z + 1) HW / splits) of split z = blockIdx.z; V is 1, or
- * a 16-byte vector's channels (8 halves, 4 floats) where p.vec says every pixel's channels are
- * aligned vectors: a warp's load is then 512 contiguous bytes, where a channel a lane was 64 (f16)
- * and the loads, not the bytes, bounded the kernel. The 8 slices' sums meet in shared memory
- * ([slice][channel][lane], conflict-free) and thread e of the block finishes channel e. With
- * splits > 1 (few images and channels: too few blocks to fill the GPU) each block stores its sums
- * through L2 and counts itself in (gcr_split_arrive, common.cuh); the last of the group's splits to
- * arrive adds the splits' sums in split order (the same result whichever arrives last) and runs the
- * epilogue. */
+/* global average, channels contiguous: block (up to 32 chunks of V channels, 256 / chunks pixel
+ * lanes: gcr_chan_sums, common.cuh) of image blockIdx.y, over pixels [z HW / splits, (z + 1) HW /
+ * splits) of split z = blockIdx.z; V is 1, or a 16-byte vector's channels (8 halves, 4 floats)
+ * where p.vec says every pixel's channels are aligned vectors: a warp's load is then 512
+ * contiguous bytes, where a channel a lane was 64 (f16) and the loads, not the bytes, bounded the
+ * kernel. A block with fewer chunks than 32 (C below 256 halves) spreads its threads over more
+ * pixels instead of leaving lanes idle: with a lane per chunk and 8 pixel slices, MobileNet-v3's
+ * 72- and 120-channel pools at batch 128 ran 9 and 15 lanes of 32 (H200, 20 us against a 3-5 us
+ * floor). With splits > 1 (few images and channels: too few blocks to fill the GPU) each block
+ * stores its sums through L2 and counts itself in (gcr_split_arrive, common.cuh); the last of the
+ * group's splits to arrive adds the splits' sums in split order (the same result whichever arrives
+ * last) and runs the epilogue. */
 template <int V, typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_gap_cols_v(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
 {
-    enum { CB = 32 * V }; /* channels a block */
-    __shared__ float part[8][V][33];
-    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, W = (int)p.W, HW = (int)(p.H * p.W), C = (int)p.C;
-    const int c0 = blockIdx.x * CB, c = c0 + tx * V, n = blockIdx.y, S = (int)p.splits, z = blockIdx.z;
+    enum { CB = 32 * V, NT = 256 }; /* channels a block at most; its threads */
+    __shared__ __align__(16) float part[NT * V]; /* [pixel lane][chunk][V] */
+    const int W = (int)p.W, HW = (int)(p.H * p.W), C = (int)p.C, c0 = blockIdx.x * CB, n = blockIdx.y;
+    const int S = (int)p.splits, z = blockIdx.z, CG = min(32, (C - c0) / V); /* C is a multiple of V */
     const int lo = (int)((long long)HW * z / S), hi = (int)((long long)HW * (z + 1) / S);
-    float s[V];
+    const T *xb = x + n * p.xs[0] + c0 * p.xs[1];
+    auto ld = [&](int ch, int i, float (&f)[V]) {
+        const int iy = i / W, ix = i - iy * W, c = c0 + ch * V;
+        const long long o = ch * V * p.xs[1] + iy * p.xs[2] + ix * p.xs[3];
+        if constexpr (V == 1) {
+            f[0] = pro(gcr_dn_ld(xb, o), n, c);
+        } else {
+            union { uint4 q; T e[V]; } u;
+            u.q = *(const uint4 *)(xb + o);
 #pragma unroll
-    for (int j = 0; j < V; j++) s[j] = 0.0f;
-    if (c < C) { /* C is a multiple of V */
-        const T *xb = x + n * p.xs[0] + c * p.xs[1];
-#pragma unroll 4
-        for (int i = lo + ty; i < hi; i += 8) {
-            const int iy = i / W, ix = i - iy * W;
-            const long long o = iy * p.xs[2] + ix * p.xs[3];
-            if constexpr (V == 1) {
-                s[0] += pro(gcr_dn_ld(xb, o), n, c);
-            } else {
-                union { uint4 q; T e[V]; } u;
-                u.q = *(const uint4 *)(xb + o);
-#pragma unroll
-                for (int j = 0; j < V; j++) s[j] += pro(gcr_dn_tof(u.e[j]), n, c + j);
-            }
+            for (int j = 0; j < V; j++) f[j] = pro(gcr_dn_tof(u.e[j]), n, c + j);
         }
-    }
-#pragma unroll
-    for (int j = 0; j < V; j++) part[ty][j][tx] = s[j];
-    __syncthreads();
-    const int e = (int)threadIdx.x, ce = c0 + e; /* this thread's channel: lane e / V's element e % V */
+    };
     float r = 0.0f;
-    if (e < CB)
-        for (int k = 0; k < 8; k++) r += part[k][e % V][e / V];
+    auto done = [&](int, float v) { r = v; }; /* channel c0 + threadIdx.x (CG * V <= NT) */
+    if (CG == 32) gcr_chan_sums<V, NT, 32>(CG, lo, hi, part, ld, done); /* every block but a partial last */
+    else gcr_chan_sums<V, NT, 0>(CG, lo, hi, part, ld, done);
+    const int e = (int)threadIdx.x, ce = c0 + e, CV = CG * V;
     if (S > 1) {
         const long long grp = (long long)n * gridDim.x + blockIdx.x;
-        if (e < CB) __stcg(&p.part[(grp * S + z) * CB + e], r);
+        if (e < CV) __stcg(&p.part[(grp * S + z) * CB + e], r);
         if (!gcr_split_arrive(p.sem, grp, S)) return;
-        if (e < CB) {
+        if (e < CV) {
             r = 0.0f;
             for (int k = 0; k < S; k++) r += __ldcg(&p.part[(grp * S + k) * CB + e]);
         }
     }
-    if (e < CB && ce < C) epi(r / (float)HW, n, ce, n * p.ys[0] + ce * p.ys[1]);
+    if (e < CV && ce < C) epi(r / (float)HW, n, ce, n * p.ys[0] + ce * p.ys[1]);
 }
 template <typename T, class Pro, class Epi>
 __device__ __forceinline__ void gcr_gap_cols_body(const gcr_pool_args &p, const T *__restrict__ x, Pro &pro, Epi &epi)
