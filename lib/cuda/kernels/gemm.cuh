@@ -27,14 +27,14 @@
  *                              once per output element (after any in-block K split). Default:
  *                              gcr_dn_st(out, idx, acc + (bias ? gcr_dn_ld(bias, o) : 0.0f))
  *   GCR_PRO_FETCH_T, GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c), GCR_PROLOGUE_APPLY8(v8, f, n, c)
- *                              optional, together: the prologue of 8 channels in two halves. FETCH8_ASYNC copies
- *                              the operands the prologue of channels c .. c + 7 of image n reads
- *                              into *fp (a GCR_PRO_FETCH_T in shared memory: cp.async where
- *                              aligned, in the caller's next commit group), and APPLY8 does
- *                              v8[j] = GCR_PROLOGUE(v8[j], n, c + j) for j = 0..7 with them (v8:
- *                              float *, f: that struct). Exists because the
- *                              tensor-core tiles apply the prologue between a k step's landing and
- *                              its barrier: a squeeze-excite scale loaded there queued behind the
+ *                              optional, together: the prologue of 8 channels in two halves.
+ *                              FETCH8_ASYNC copies the operands the prologue of channels c .. c + 7
+ *                              of image n reads into *fp (a GCR_PRO_FETCH_T in shared memory:
+ *                              cp.async where aligned, in the caller's next commit group), and
+ *                              APPLY8 does v8[j] = GCR_PROLOGUE(v8[j], n, c + j) for j = 0..7 with
+ *                              them (v8: float *, f: that struct). Exists because the tensor-core
+ *                              tiles apply the prologue between a k step's landing and its
+ *                              barrier: a squeeze-excite scale loaded there queued behind the
  *                              block's own operand copies, one round trip on every k step's
  *                              critical path (a third of the stall samples, 2-3x the kernel's time
  *                              at one block an SM); the tiles stage it with the operand tile
