@@ -18,12 +18,13 @@ int gcr_cuda_pool_limits(const gcr_call *c, const gcr_meta *out, gcr_cuda_limit 
     return n;
 }
 
-/* Pixel splits of a global average over channels (gcr_gap_cols_body): groups (image x block of
- * cb channels) fewer than the SMs leave most of the GPU idle while each block walks every pixel, as
- * MobileNet-v3's squeeze-excite pools do at batch 1 (3 to 30 blocks over 28x28 to 7x7), so the
- * pixels split until about GAP_BLOCKS_PER_SM blocks per SM, each split at least GAP_MIN_PIXELS
- * pixels, at most 64 splits; sets a's workspace. 1 without split-K's scratch (or with src_out: only
- * the program is wanted). */
+/* Pixel splits of a global average over channels (gcr_gap_cols_body): with few groups (image x
+ * block of cb channels) each block walks many pixels while the GPU holds few loads in flight, as
+ * MobileNet-v3's squeeze-excite pools do at batch 1 (3 to 30 blocks over 28x28 to 7x7) and its
+ * 14x14x480 one at batch 128 (256 groups: 15.6 us whole, 11.2 split in two, H200). So the pixels
+ * split until about GAP_BLOCKS_PER_SM blocks per SM, each split at least GAP_MIN_PIXELS pixels, at
+ * most 64 splits (8 blocks an SM with splits of 32 pixels ran slower); sets a's workspace. 1 without
+ * split-K's scratch (or with src_out: only the program is wanted). */
 #define GAP_BLOCKS_PER_SM 2
 #define GAP_MIN_PIXELS 64
 static unsigned gap_splits(gcr_ctx *ctx, gcr_pool_args *a, int64_t groups, int64_t cb, const gcr_cuda_hooks *h)
