@@ -215,13 +215,6 @@ template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename 
     }
 }
 
-/* 8 consecutive elements p[i .. i + 7] (GCR_EPILOGUE8 of gemm.cuh: a thread's 8 channels of one
- * pixel), the same values as 8 gcr_ld / gcr_st calls. Where p + i is 16-byte aligned and the 8
- * elements fill whole 16-byte vectors (one for f16/bf16, two for f32/i32, four for i64) they move
- * as vectors: one instruction instead of 8 two-byte accesses, which bounded short-K 1x1 convs.
- * Anywhere else (an odd channel count, a view's offset) element by element. bf16 converts element
- * by element as gcr_st does (its NaNs keep their sign); f16 a pair per instruction, rounded as
- * gcr_st rounds (a NaN stays a NaN, its payload bits may differ). */
 template <int T> struct gcr_raw8 { /* 8 elements as they lie in memory (gcr_cp8_raw) */
     typedef typename gcr_ty<T>::t U;
     union {
@@ -255,6 +248,14 @@ template <int T> __device__ __forceinline__ void gcr_raw8_f32(const gcr_raw8<T> 
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = gcr_to_f32<T>(r.e[j]);
 }
+
+/* 8 consecutive elements p[i .. i + 7] (GCR_EPILOGUE8 of gemm.cuh: a thread's 8 channels of one
+ * pixel), the same values as 8 gcr_ld / gcr_st calls. Where p + i is 16-byte aligned and the 8
+ * elements fill whole 16-byte vectors (one for f16/bf16, two for f32/i32, four for i64) they move
+ * as vectors: one instruction instead of 8 two-byte accesses, which bounded short-K 1x1 convs.
+ * Anywhere else (an odd channel count, a view's offset) element by element. bf16 converts element
+ * by element as gcr_st does (its NaNs keep their sign); f16 a pair per instruction, rounded as
+ * gcr_st rounds (a NaN stays a NaN, its payload bits may differ). */
 template <int T> __device__ __forceinline__ void gcr_ld8(const void *p, long long i, float *v)
 {
     typedef typename gcr_ty<T>::t U;
