@@ -93,7 +93,7 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
 #ifdef GCR_HAVE_CUDA
             if (hooked_archs) {
                 const gcr_node *A = &ir->nodes[ir->kernels[k].anchor];
-                gcr_cuda_hooks h = {cgs[k].src, NULL, 0, NULL, NULL, 0, NULL};
+                gcr_cuda_hooks h = {cgs[k].src, NULL, 0, NULL, NULL, 0, NULL, cgs[k].x_value >= 0 && ir->kernels[k].inner < 0};
                 gcr_dtype adt = ir->values[A->in[0]].m.dtype;
                 /* a conv->conv pair's hooks go into its own kernel, which no default program holds */
                 char inst[160];

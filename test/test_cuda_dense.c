@@ -362,7 +362,7 @@ static void hooked_conv_one(const conv_case *k, enum lay lay)
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &rp, &alpha, &ch};
-    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on, NULL}; /* the ctx's numeric mode */
+    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on, NULL, 1}; /* the ctx's numeric mode */
     char what[96];
     snprintf(what, sizeof what, "hooked conv C%d O%d k%d g%d %s", k->C, k->O, k->KH, k->groups, lay_name[lay]);
     gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
@@ -400,7 +400,7 @@ static void hooked_matmul(int gemv)
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = 37;
     void *extra[] = {&sep, &rp, &alpha, &ch};
-    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on, NULL}; /* the ctx's numeric mode */
+    gcr_cuda_hooks h = {hook_defs, extra, 4, NULL, NULL, tf32_on, NULL, 1}; /* the ctx's numeric mode */
     gcr_status st = out ? gcr_cuda_matmul_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
     if (CHECK_OK(gpu, st)) compare(ref, out, GCR_F32, gemv ? "hooked linear [3,37] -> 21 (gemv)" : "hooked linear [4,13,37] -> 21");
     gcr_ctx_clear_error(gpu);
@@ -450,7 +450,7 @@ static void hooked_conv_f16_with(const conv_case *k, enum lay lay, const char *d
     const void *sep = sg ? gcr_tensor_data(sg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &alpha, &ch};
-    gcr_cuda_hooks h = {defs, extra, 3, NULL, NULL, tf32_on, NULL};
+    gcr_cuda_hooks h = {defs, extra, 3, NULL, NULL, tf32_on, NULL, 1};
     char what[112];
     snprintf(what, sizeof what, "hooked f16 conv N%d C%d O%d k%d g%d %s%s", k->N, k->C, k->O, k->KH, k->groups, lay_name[lay],
              defs == hook_defs16s ? " (staged prologue)" : "");
@@ -485,22 +485,38 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     /* the staged prologue on the 128 x 64 and 128 x 128 wgmma tiles (sm_90): tiles of rows in up
      * to 4 images, a partial k tile and column tile; rows over more images than the table holds
-     * (the loads in place); one image; and the mma.sync tiles, which load in place */
+     * (the loads in place); one image; and the mma.sync tiles, which load in place. Those tiles
+     * rewrite step j + 1's stage while step j multiplies (gemm_tc.cuh EARLY): 3, 1, 8 and 2 k tiles
+     * of 64, with the staged and the in-place prologue */
     static const conv_case staged[] = {
         {24, 136, 7, 7, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
         {64, 40, 2, 3, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},
         {1, 480, 14, 14, 112, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
+        {3, 96, 9, 13, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
     };
     static const char *const wide[] = {"tc64w", "tc128w"};
     for (int w = 0; w < 2; w++) {
         gcr_cuda_dense_force(gpu, wide[w]);
-        for (int i = 0; i < 3; i++) {
-            hooked_conv_f16_with(&staged[i], L_NHWC, hook_defs16s);
-            if (i != 1) /* K 40 may take another tile */
-                CHECK(strstr(gcr_cuda_dense_last(gpu), wide[w]) != NULL, "staged prologue C%d: forced onto %s, ran %s",
-                      staged[i].C, wide[w], gcr_cuda_dense_last(gpu));
-        }
+        for (int i = 0; i < 4; i++)
+            for (int d = 0; d < 2; d++) {
+                hooked_conv_f16_with(&staged[i], L_NHWC, d ? hook_defs16 : hook_defs16s);
+                if (i != 1) /* K 40 may take another tile */
+                    CHECK(strstr(gcr_cuda_dense_last(gpu), wide[w]) != NULL, "%s prologue C%d: forced onto %s, ran %s",
+                          d ? "in-place" : "staged", staged[i].C, wide[w], gcr_cuda_dense_last(gpu));
+            }
     }
+    /* with a prologue, a problem of 4 tiles takes the mma.sync split, not the 64-wide wgmma tile
+     * (dense.c wg_tactics: the split spreads the prologue's rewrites over more SMs) */
+    gcr_cuda_dense_force(gpu, NULL);
+    hooked_conv_f16_with(&staged[2], L_NHWC, hook_defs16s);
+    if (gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu)))
+        CHECK(strstr(gcr_cuda_dense_last(gpu), "/s") != NULL, "prologue C%d O%d at 14x14: expected a split tile, ran %s",
+              staged[2].C, staged[2].O, gcr_cuda_dense_last(gpu));
+    /* the implicit-GEMM wgmma tile: the prologue on landed chunks of taps, the padding left 0 */
+    gcr_cuda_dense_force(gpu, "kw");
+    hooked_conv_f16(&implicit[0], L_CL);
+    CHECK(strstr(gcr_cuda_dense_last(gpu), "kw") != NULL, "implicit prologue: forced onto kw, ran %s",
+          gcr_cuda_dense_last(gpu));
     gcr_cuda_dense_force(gpu, NULL);
     hooked_conv_f16_with(&convs[16], L_NHWC, hook_defs16s);
     hooked_conv_f16_with(&convs[0], L_DENSE, hook_defs16s);

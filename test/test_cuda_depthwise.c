@@ -159,7 +159,7 @@ static void hooked_one(const dw_case *k, gcr_dtype dt, enum lay lay, int pro, in
     const void *sep = sg ? gcr_tensor_data(sg) : NULL, *rp = rg ? gcr_tensor_data(rg) : NULL;
     int ch = k->C;
     void *extra[] = {&sep, &rp, &alpha, &ch};
-    gcr_cuda_hooks h = {defs, extra, 4, NULL, NULL, 0, NULL};
+    gcr_cuda_hooks h = {defs, extra, 4, NULL, NULL, 0, NULL, pro};
     char what[192];
     case_name(what, sizeof what, k, gcr_dtype_name(dt), lay_name[lay], pro && epi ? " hooked pro+epi" : pro ? " hooked pro" : " hooked epi");
     gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;

@@ -132,7 +132,7 @@ static void test_one_kernel_programs(void)
     const gcr_cuda_hooks h = {"#define GCR_EXTRA_PARAMS , float alpha\n"
                               "#define GCR_PROLOGUE(v, n, c) fmaxf((v), 0.0f)\n"
                               "#define GCR_EPILOGUE(acc, n, o, idx) gcr_dn_st(out, (idx), (acc) * alpha)\n",
-                              NULL, 0, NULL, NULL, 0, NULL};
+                              NULL, 0, NULL, NULL, 0, NULL, 1};
     for (int i = 0; i < n; i++) {
         char inst[160];
         if (!CHECK(gcr_cuda_dense_inst(names[i], inst, sizeof inst) == 0, "%s: no instantiation", names[i])) continue;

@@ -93,6 +93,7 @@ typedef struct dense_plan {
     int tf32;
     gcr_cuda_tactic t[GCR_CUDA_TUNE_MAX];
     int n, def;
+    int pro; /* a fused prologue on x (gcr_cuda_hooks.prologue) */
     int64_t kt[GCR_CUDA_TUNE_MAX]; /* each split-K tactic's k tile (elements): 64 bytes, 128 on the WG tiles */
     float *part;   /* ... and its workspace (kept out of v, which keys GCR_AUTOTUNE's choices) */
     gcr_u32 *sem;
@@ -214,7 +215,10 @@ static int wg_at(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int at, i
  *    tile still (ResNet-50's 1x1s and 56x56 3x3 at batch 1, 14-32 tiles: 0.48-0.82x the split;
  *    MobileNet-v3's 1x1s into 80 and 112 at batch 1, 4 tiles of 4 and 11 k tiles: 0.64-0.94x), but
  *    not over a small unsplit mma.sync tile (MobileNet-v3's batch-1 1x1s with 2-3 k tiles: 1.11x)
- *    nor over splits of longer reductions (1.07-1.24x with 15 or 16 k tiles over 3-8 tiles);
+ *    nor over splits of longer reductions (1.07-1.24x with 15 or 16 k tiles over 3-8 tiles), nor
+ *    where a fused prologue rewrites x's chunks, which the split spreads over more SMs (the
+ *    squeeze-excite projections 480 / 672 -> 112 / 160 at batch 1, 3-4 tiles, in the replayed
+ *    model: 10.3 / 11.5 / 8.7 us on the mma.sync split against 11.1 / 14.9 / 11.5 on this tile);
  *  - else the split tile, where it gives 3/4 of the SMs a block with 8 k tiles a split (ResNet-50's
  *    7x7 3x3 at batch 8, 16 tiles 8 ways: 25.2 against 28.7 on the mma.sync split); where even that
  *    leaves SMs idle, the mma.sync split tiles (the same 3x3 at batch 1: 15.0 against 17.8).
@@ -230,7 +234,7 @@ static void wg_tactics(gcr_ctx *ctx, dense_plan *p, const gcr_dense_args *a, int
     const int64_t t0 = wide ? t128 : t64;
     /* the heuristic's take: 0 none (TF32, K under a k tile), 1 the first width's unsplit tile, 2 its
      * split, 3 the 64-wide unsplit one */
-    const int over_split = p->def >= 0 && p->t[p->def].ks > 1 && (nk <= 12 || (nk <= 16 && 12 * t64 >= sms));
+    const int over_split = !p->pro && p->def >= 0 && p->t[p->def].ks > 1 && (nk <= 12 || (nk <= 16 && 12 * t64 >= sms));
     int rule = p->tf32 || a->K < bk ? 0 : t0 >= sms || (wide && t64 > sms) ? 1 : 4 * t64 >= sms || over_split ? 3 : 2;
     if (rule == 3 && !wide) rule = 1;
     int s, u = wg_at(ctx, p, a, at, z, sms, wide ? 128 : 64, rule == 2, &s);
@@ -383,7 +387,7 @@ static int64_t flat_rows(const gcr_dense_args *a, int64_t s0, int64_t s2, int64_
 
 /* The tactics of problem a (x, w: the operands, for alignment) into p. */
 static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, const void *x, const void *w, int tf32,
-                          dense_plan *p)
+                          int pro, dense_plan *p)
 {
     int64_t z = 1;
     for (int i = 0; i < a->nz; i++) z *= a->zshape[i];
@@ -392,6 +396,7 @@ static void dense_tactics(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *a, c
     const char *sfx = gcr_cuda_dt_suffix(dt), *tsfx = tf32 ? "tf32" : sfx; /* the tc tiles' suffix */
     p->dt = dt;
     p->tf32 = tf32;
+    p->pro = pro;
     p->n = 0;
     p->def = -1;
     p->part = NULL;
@@ -699,7 +704,7 @@ gcr_status gcr_cuda_dense_run(gcr_ctx *ctx, gcr_dtype dt, const gcr_dense_args *
                              gcr_cuda_limit_str(bad, b, sizeof b));
     }
     dense_plan p;
-    dense_tactics(ctx, dt, a, x, w, dt == GCR_F32 && gcr_cuda_tf32(ctx, h), &p);
+    dense_tactics(ctx, dt, a, x, w, dt == GCR_F32 && gcr_cuda_tf32(ctx, h), h && h->prologue, &p);
     GCR_CHECK(ctx, p.def >= 0, GCR_ERR_INTERNAL, "cuda dense: no kernel for the problem");
     const gcr_cuda_tactic *t = &p.t[dense_choose(ctx, &p)];
     gcr_cuda_state *st = gcr_cuda_st(ctx);

@@ -36,6 +36,9 @@ typedef struct gcr_cuda_hooks {
     /* a conv->conv pair (capture/pass_convconv.c): the depthwise conv whose result, through the
      * prologue, is the conv2d call's input 0, which is then not read (kernels/dwpw.cuh); NULL none */
     const gcr_call *inner;
+    /* the launch's program applies a fused prologue to x's elements (not a pair's inner conv): the
+     * heuristic then spreads a small problem over more blocks (dense.c wg_tactics) */
+    int prologue;
 } gcr_cuda_hooks;
 
 /* As gcr_cuda_conv2d / gcr_cuda_matmul / gcr_cuda_pool, with hooks (NULL: plain). The epilogue

@@ -158,7 +158,8 @@ static gcr_status hooked_launch(gcr_exec_job *j, int k, launch *L, char **src_ou
     L->out->st->data = j->ptr[L->cg.out_value];
     for (int i = 0; i < L->cg.n_params; i++) L->pv[i] = j->ptr[L->cg.params[i]];
     gcr_cuda_hooks h = {.defs = L->cg.src, .extra = L->args, .n_extra = L->cg.n_params, .src_out = src_out,
-                        .pick = &L->pick, .tf32 = j->set.tf32, .inner = inner >= 0 ? &d : NULL};
+                        .pick = &L->pick, .tf32 = j->set.tf32, .prologue = inner < 0 && L->cg.x_value >= 0,
+                        .inner = inner >= 0 ? &d : NULL};
     return anchor_launch(ctx, &c, L->out, &h);
 }
 
