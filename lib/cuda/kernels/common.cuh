@@ -215,6 +215,20 @@ template <int T, int N> __device__ __forceinline__ void gcr_from_f32_n(typename 
     }
 }
 
+/* a shared-memory address as cp.async, ldmatrix, wgmma and mbarriers take it */
+__device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/* 16 bytes global -> shared by cp.async (sm_80+; lands with the group it is committed in); ok ==
+ * false fills zeros and reads nothing */
+__device__ __forceinline__ void gcr_tc_cp16(void *dst, const void *src, bool ok)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gcr_tc_smem(dst)), "l"(src), "r"(ok ? 16 : 0));
+#else
+    (void)dst; (void)src; (void)ok;
+#endif
+}
+
 template <int T> struct gcr_raw8 { /* 8 elements as they lie in memory (gcr_cp8_raw) */
     typedef typename gcr_ty<T>::t U;
     union {
@@ -233,9 +247,7 @@ template <int T> __device__ __forceinline__ void gcr_cp8_raw(gcr_raw8<T> *dst, c
     if constexpr (sizeof(U) * 8 % 16 == 0) {
         if (((unsigned long long)q & 15) == 0) {
 #pragma unroll
-            for (int k = 0; k < (int)sizeof(U) / 2; k++)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(&dst->w[k])),
-                             "l"((const uint4 *)q + k));
+            for (int k = 0; k < (int)sizeof(U) / 2; k++) gcr_tc_cp16(&dst->w[k], (const uint4 *)q + k, true);
             return;
         }
     }

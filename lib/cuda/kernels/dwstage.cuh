@@ -68,13 +68,7 @@ template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q,
 {
     o[0] = __uint_as_float(q.x); o[1] = __uint_as_float(q.y); o[2] = __uint_as_float(q.z); o[3] = __uint_as_float(q.w);
 }
-template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q, float (&o)[8])
-{
-    union { uint4 q; T h[8]; } u;
-    u.q = q;
-#pragma unroll
-    for (int j = 0; j < 8; j++) o[j] = gcr_dn_tof(u.h[j]);
-}
+template <typename T> __device__ __forceinline__ void gcr_dwt_cvt(const uint4 q, float (&o)[8]) { gcr_dn_unpack8<T>(q, o); }
 
 /* A depthwise conv's taps of channel groups g0 .. g0 + CB - 1 as f32, laid out [tap][VC/4][CB][4]
  * (zeros past C) so that a thread's float4 reads of its group are conflict-free. Consecutive

@@ -189,37 +189,40 @@ template <class... F> gcr_overload(F...) -> gcr_overload<F...>;
 
 /* ---------------------------------------------------------------- problem */
 
-/* 8 packed 16-bit values through the prologue: element j is input channel c + j */
+/* 8 packed 16-bit values as f32, and back (rounded as gcr_dn_bits16 rounds) */
+template <typename T> __device__ __forceinline__ void gcr_dn_unpack8(uint4 q, float (&v)[8])
+{
+    union { uint4 q; T h[8]; } u;
+    u.q = q;
+#pragma unroll
+    for (int j = 0; j < 8; j++) v[j] = gcr_dn_tof(u.h[j]);
+}
+template <typename T> __device__ __forceinline__ uint4 gcr_dn_pack8(const float (&v)[8])
+{
+    union { uint4 q; unsigned short h[8]; } u;
+#pragma unroll
+    for (int j = 0; j < 8; j++) u.h[j] = gcr_dn_bits16(v[j], (T *)0);
+    return u.q;
+}
+/* 8 packed 16-bit values through the prologue: element j is input channel c + j; one element at a
+ * time (unpacking all 8 first held them live at once, and the 128-wide wgmma tiles spilled more) */
 template <typename T, class Pro>
 __device__ __forceinline__ uint4 gcr_dn_pro8(uint4 q, Pro &pro, int n, int c)
 {
-    union { uint4 q; unsigned short h[8]; } u;
+    union { uint4 q; T h[8]; } u;
     u.q = q;
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
-        T e;
-        e.u = u.h[j];
-        u.h[j] = gcr_dn_bits16(pro(gcr_dn_tof(e), n, c + j), (T *)0);
-    }
+    for (int j = 0; j < 8; j++) u.h[j].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[j]), n, c + j), (T *)0);
     return u.q;
 }
 /* the same with the prologue's operands staged in shared memory (f: GCR_PRO_FETCH_T) */
 template <typename T, class Pro, class F>
 __device__ __forceinline__ uint4 gcr_dn_pro8s(uint4 q, Pro &pro, int n, int c, const F &f)
 {
-    union { uint4 q; unsigned short h[8]; } u;
-    u.q = q;
     float v[8];
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-        T e;
-        e.u = u.h[j];
-        v[j] = gcr_dn_tof(e);
-    }
+    gcr_dn_unpack8<T>(q, v);
     pro(v, f, n, c);
-#pragma unroll
-    for (int j = 0; j < 8; j++) u.h[j] = gcr_dn_bits16(v[j], (T *)0);
-    return u.q;
+    return gcr_dn_pack8<T>(v);
 }
 
 #define GCR_DN_OUT (-(1 << 30)) /* row/k offset that fails every bounds test */

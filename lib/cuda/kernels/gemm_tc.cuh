@@ -203,14 +203,6 @@ typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 3, 2, 0, 1, 0, 1> gcr_cfg_tc64kw
 typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 0, 2, 1, 1, 0, 1> gcr_cfg_tc64ws;
 typedef gcr_tc_cfg<128, 64, 8, 1, GCR_TC_WG_ST, 3, 2, 1, 1, 0, 1> gcr_cfg_tc64kws;
 
-__device__ __forceinline__ unsigned gcr_tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-/* 16 bytes global -> shared; ok == false fills zeros and reads nothing */
-__device__ __forceinline__ void gcr_tc_cp16(void *dst, const void *src, bool ok)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gcr_tc_smem(dst)), "l"(src), "r"(ok ? 16 : 0));
-}
-
 /* f(i, j, q) for each of a thread's MI x NI x 4 accumulators, unrolled */
 template <int MI, int NI, class F> __device__ __forceinline__ void gcr_tc_each_acc(F &&f)
 {
@@ -312,6 +304,94 @@ __device__ __forceinline__ void gcr_wg_mma(float (&d)[NI][4], unsigned long long
 #endif
 }
 
+/* The epilogue's walk over a staged tile's nr valid rows x nc valid columns by NT threads (this one
+ * t), shared by gemm_tc.cuh's tiles and gemm_tma.cuh's: at K <= 24 the per-element epilogue is a
+ * layer's cost (instruction-bound), and a partial column tile (N 72 in a 128 tile) spent its masked
+ * iterations on nothing, so only valid places are visited. Channel-contiguous outputs (!rows_fast)
+ * go a thread per run of 8 columns of a row, get8(r, c, v) then st8(v, r, c), consecutive threads
+ * on consecutive runs so a warp's stores are contiguous, then the nc % 8 last columns element by
+ * element, get1(r, c) then st1(value, r, c), rows fastest where the output is not channel-
+ * contiguous; e = s * fast + f walks a region with one division. */
+template <int NT, class Get1, class Get8, class St1, class St8>
+__device__ __forceinline__ void gcr_tc_walk(int t, int nr, int nc, bool rows_fast, Get1 &get1, Get8 &get8, St1 &st1,
+                                            St8 &st8)
+{
+    if (nr <= 0) return;
+    int cs = 0; /* the per-element walk's first column */
+    if (!rows_fast) {
+        const int nv = nc >> 3;
+        cs = nv * 8;
+        if (nv > 0) {
+            const int df = NT % nv, ds = NT / nv;
+            int f = t % nv, s = t / nv;
+            for (int e = t; e < nr * nv; e += NT) {
+                float v[8];
+                get8(s, f * 8, v);
+                st8(v, s, f * 8);
+                f += df;
+                s += ds;
+                if (f >= nv) {
+                    f -= nv;
+                    s++;
+                }
+            }
+        }
+    }
+    if (cs < nc) {
+        const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
+        int f = t % fast, s = t / fast;
+        for (int e = t; e < nr * ncs; e += NT) {
+            const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
+            st1(get1(r, c), r, c);
+            f += df;
+            s += ds;
+            if (f >= fast) {
+                f -= fast;
+                s++;
+            }
+        }
+    }
+}
+
+/* 8 consecutive staged values from row cr of the epilogue's staging, columns c .. c + 7 (c a
+ * multiple of 8): stored as two float4 with the halves of runs past the fourth of each 8 swapped
+ * (the bank order gemm_tc.cuh's finish explains), swapped back here unless `inplace` (staged with
+ * the columns already permuted: read in place) */
+template <bool inplace> __device__ __forceinline__ void gcr_tc_get8(const float *cr, int c, float (&v)[8])
+{
+    const float4 *q = (const float4 *)(cr + c);
+    const int sw = (c >> 5) & 1;
+    float4 lo, hi;
+    if constexpr (!inplace) {
+        const float4 a = q[sw], b = q[sw ^ 1];
+        lo = sw ? b : a;
+        hi = sw ? a : b;
+    } else {
+        lo = q[sw];
+        hi = q[sw ^ 1];
+    }
+    v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
+    v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+}
+
+/* rows r0 .. r0 + count of the problem: each one's offset in the output (gemm.cuh gcr_dn_row_y) into
+ * rowC and its image into rown, 0 past M; by threads t, + nt, ... */
+__device__ __forceinline__ void gcr_tc_set_rows(const gcr_dense_args &p, int sp, int M, int r0, int count, int t, int nt,
+                                                long long *rowC, int *rown)
+{
+    for (int i = t; i < count; i += nt) {
+        const int r = r0 + i;
+        if (r < M) {
+            int n;
+            rowC[i] = gcr_dn_row_y(p, sp, r, n);
+            rown[i] = n;
+        } else {
+            rowC[i] = 0;
+            rown[i] = 0;
+        }
+    }
+}
+
 template <typename T, class CFG, class Pro, class Epi, class Epi8>
 __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *__restrict__ x, const T *__restrict__ w,
                                              Pro &pro, Epi &epi, Epi8 &epi8)
@@ -388,19 +468,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
     w += blk.zb;
     auto rowdec = [&](int r, int &n, int &oy, int &ox) { gcr_dn_rowdec(p, sp, r, n, oy, ox); };
     /* the output offset and image of each row of the tile at r0, for the epilogue */
-    auto set_rows = [&](int r0) {
-        for (int i = t; i < BM; i += NT) {
-            int r = r0 + i;
-            if (r < M) {
-                int n;
-                rowC[i] = gcr_dn_row_y(p, sp, r, n);
-                rown[i] = n;
-            } else {
-                rowC[i] = 0;
-                rown[i] = 0;
-            }
-        }
-    };
+    auto set_rows = [&](int r0) { gcr_tc_set_rows(p, sp, M, r0, BM, t, NT, rowC, rown); };
     if constexpr (!PS) set_rows(blk.r0);
 
     /* this thread's chunks: fixed rows / columns, k advancing by BK per tile */
@@ -792,19 +860,7 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
         };
         auto get8 = [&](bool parts, int r, int c, float (&v)[8]) {
             if (!CFG::SK || !parts) {
-                const float4 *cr = (const float4 *)(Cs + r * ldc + c);
-                const int sw = (c >> 5) & 1; /* the bank order above: runs past the fourth of each 8 */
-                float4 lo, hi;
-                if constexpr (!PERM) {
-                    const float4 a = cr[sw], b = cr[sw ^ 1];
-                    lo = sw ? b : a;
-                    hi = sw ? a : b;
-                } else {
-                    lo = cr[sw];
-                    hi = cr[sw ^ 1];
-                }
-                v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
-                v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+                gcr_tc_get8<PERM>(Cs + r * ldc, c, v);
                 return;
             }
 #pragma unroll
@@ -816,50 +872,17 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
                 v[4] += b.x; v[5] += b.y; v[6] += b.z; v[7] += b.w;
             }
         };
-        /* The epilogue over rows rb .. rb + nr of the tile, values from get1 / get8. Only the valid rows
-         * x columns: at K <= 24 the per-element epilogue is the layer's cost (instruction-bound), and a
-         * partial column tile (N 72 in a 128 tile) spent its masked iterations on nothing.
-         * Channel-contiguous outputs go a thread per run of 8 columns of a row (GCR_EPILOGUE8: 16-byte
-         * stores), consecutive threads on consecutive runs so a warp's stores are contiguous, the nc % 8
-         * last columns element by element; e = s * fast + f walks a region with one division. */
+        /* The epilogue over rows rb .. rb + nr of the tile (gcr_tc_walk), values from get1 / get8 */
         auto walk = [&](int rb, int nr, bool parts) {
-            const int nc = min(BN, N - c0);
-            if (nr <= 0) return;
-            int cs = 0; /* the per-element walk's first column */
-            if (!rows_fast) {
-                const int nv = nc >> 3;
-                cs = nv * 8;
-                if (nv > 0) {
-                    const int df = NT % nv, ds = NT / nv;
-                    int f = t % nv, s = t / nv;
-                    for (int e = t; e < nr * nv; e += NT) {
-                        float v[8];
-                        get8(parts, s, f * 8, v);
-                        epi8(v, rown[rb + s] + zn, c0 + f * 8 + gcr_dn_zo_o(p), blk.zo + rowC[rb + s] + (c0 + f * 8));
-                        f += df;
-                        s += ds;
-                        if (f >= nv) {
-                            f -= nv;
-                            s++;
-                        }
-                    }
-                }
-            }
-            if (cs < nc) {
-                const int ncs = nc - cs, fast = rows_fast ? nr : ncs, df = NT % fast, ds = NT / fast;
-                int f = t % fast, s = t / fast;
-                for (int e = t; e < nr * ncs; e += NT) {
-                    const int r = rows_fast ? f : s, c = cs + (rows_fast ? s : f);
-                    epi(get1(parts, r, c), rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p),
-                        blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
-                    f += df;
-                    s += ds;
-                    if (f >= fast) {
-                        f -= fast;
-                        s++;
-                    }
-                }
-            }
+            auto g1 = [&](int r, int c) { return get1(parts, r, c); };
+            auto g8 = [&](int r, int c, float (&v)[8]) { get8(parts, r, c, v); };
+            auto s1 = [&](float v, int r, int c) {
+                epi(v, rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (long long)(c0 + c) * p.ys[1]);
+            };
+            auto s8 = [&](const float *v, int r, int c) {
+                epi8(v, rown[rb + r] + zn, c0 + c + gcr_dn_zo_o(p), blk.zo + rowC[rb + r] + (c0 + c));
+            };
+            gcr_tc_walk<NT>(t, nr, min(BN, N - c0), rows_fast, g1, g8, s1, s8);
         };
         /* passes of TWM rows, a warp row's accumulators each; row streams and the Hopper tiles (whose
          * stages hold the whole tile) stage them all in one */

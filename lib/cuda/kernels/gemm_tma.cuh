@@ -16,8 +16,8 @@
  * Same problem, args and FUSION CONTRACT as gemm.cuh. The prologue runs in place on each landed A
  * stage (the consumer warpgroup's own 64 rows, in-bounds chunks only, so TMA's zero fill past M
  * and K stays 0) before its products; the epilogue stages the accumulators in Cs with
- * gemm_tc.cuh's permuted layout and walks them 8 columns a thread for channel-contiguous outputs
- * (GCR_EPILOGUE8), element by element otherwise.
+ * gemm_tc.cuh's permuted layout and walks them (gcr_tc_walk) 8 columns a thread for channel-
+ * contiguous outputs (GCR_EPILOGUE8), element by element otherwise.
  *
  * Shared memory: dynamic GCR_TMA_SMEM (abi.h): the stages [ST][A 128 x 128 B | B 128 x 128 B] on
  * 1024 bytes (the swizzle's period), then Cs [128][BN + 4] f32; static: the barriers and the tile's
@@ -157,12 +157,7 @@ __device__ __forceinline__ void gcr_tma_body(const gcr_dense_args &p, const gcr_
             }
         }
         gcr_tma_consumers_sync(); /* the previous tile's walk is done with Cs and the rows */
-        for (int i = ct; i < BM; i += 256) {
-            const int r = r0 + i;
-            int n = 0;
-            rowC[i] = r < M ? gcr_dn_row_y(p, sp, r, n) : 0;
-            rown[i] = n;
-        }
+        gcr_tc_set_rows(p, sp, M, r0, BM, ct, 256, rowC, rown);
 #pragma unroll
         for (int j = 0; j < NI; j++)
 #pragma unroll
@@ -172,25 +167,11 @@ __device__ __forceinline__ void gcr_tma_body(const gcr_dense_args &p, const gcr_
                 cr[1] = acc[j][h * 2 + 1];
             }
         gcr_tma_consumers_sync();
-        const int nc = min(BN, N - c0), nr = min(BM, M - r0);
-        int cs = 0; /* the per-element walk's first column */
-        if (!rows_fast) {
-            const int nv = nc >> 3;
-            cs = nv * 8;
-            for (int e = ct; e < nr * nv; e += 256) {
-                const int r = e / nv, c = (e - r * nv) * 8, sw = (c >> 5) & 1;
-                const float4 *cr = (const float4 *)(Cs + r * ldc + c);
-                const float4 lo = cr[sw], hi = cr[sw ^ 1];
-                const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-                epi8(v, rown[r], c0 + c, rowC[r] + c0 + c);
-            }
-        }
-        const int ncs = nc - cs;
-        for (int e = ct; e < nr * ncs; e += 256) {
-            const int a = e / (rows_fast ? nr : ncs), b = e - a * (rows_fast ? nr : ncs);
-            const int r = rows_fast ? b : a, c = cs + (rows_fast ? a : b);
-            epi(Cs[r * ldc + col(c)], rown[r], c0 + c, rowC[r] + (long long)(c0 + c) * p.ys[1]);
-        }
+        auto g1 = [&](int r, int c) { return Cs[r * ldc + col(c)]; };
+        auto g8 = [&](int r, int c, float (&v)[8]) { gcr_tc_get8<true>(Cs + r * ldc, c, v); };
+        auto s1 = [&](float v, int r, int c) { epi(v, rown[r], c0 + c, rowC[r] + (long long)(c0 + c) * p.ys[1]); };
+        auto s8 = [&](const float *v, int r, int c) { epi8(v, rown[r], c0 + c, rowC[r] + c0 + c); };
+        gcr_tc_walk<256>(ct, min(BM, M - r0), min(BN, N - c0), rows_fast, g1, g8, s1, s8);
     }
 #else
     (void)p; (void)tma; (void)tmb; (void)pro; (void)epi; (void)epi8;
