@@ -485,9 +485,9 @@ static void test_hooks(void)
     hooked_conv_f16(&convs[2], L_DENSE);  /* general */
     /* the staged prologue on the 128 x 64 and 128 x 128 wgmma tiles (sm_90): tiles of rows in up
      * to 4 images, a partial k tile and column tile; rows over more images than the table holds
-     * (the loads in place); one image; and the mma.sync tiles, which load in place. Those tiles
-     * rewrite step j + 1's stage while step j multiplies (gemm_tc.cuh EARLY): 3, 1, 8 and 2 k tiles
-     * of 64, with the staged and the in-place prologue */
+     * (the loads in place); one image; and the mma.sync tiles, which load in place. The 64-wide
+     * tile rewrites step j + 1's stage while step j multiplies (gemm_tc.cuh EARLY), the 128-wide
+     * one between steps: 3, 1, 8 and 2 k tiles of 64, with the staged and the in-place prologue */
     static const conv_case staged[] = {
         {24, 136, 7, 7, 72, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},
         {64, 40, 2, 3, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},

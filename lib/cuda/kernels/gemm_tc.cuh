@@ -945,9 +945,10 @@ __device__ __forceinline__ void gcr_dense_tc(const gcr_dense_args &p, const T *_
      * step j's products and step j + 1's, when they sat idle. Stage j + 1 is neither the one
      * multiplied (j) nor the one refilled (j - 1) with 3 stages or more; step j + 1's table came in
      * step j's group, which every thread waited for before step j's barrier. On the 64-wide Hopper
-     * tiles only: the 128-wide ones spill with it, and ran 2-11% slower (H200, f16, MobileNet-v3's
-     * squeeze-excite projections at batch 128), where the 64-wide ones ran 0-9% faster (batch 32
-     * and 128). */
+     * tiles only: the 128-wide ones spilled 72 bytes with it and ran 2-11% slower (H200, f16,
+     * MobileNet-v3's squeeze-excite projections at batch 128), where the 64-wide ones ran 0-9%
+     * faster (batch 32 and 128). Not in TF32, which the heuristic keeps off these tiles and which
+     * was not measured so. */
     constexpr bool EARLY = WG && !PS && BN <= 64 && AT != 2 && AT != 4 && ST >= 3 && !TF32 && !GCR_PROLOGUE_IDENTITY;
     auto rewrite = [&](int j) {
         if (AT != 2 && AT != 4 && !GCR_PROLOGUE_IDENTITY) prologue(j, PS ? ckt : k_lo + j);
