@@ -12,7 +12,7 @@
 #include "../lib/cuda/dense.h"
 #endif
 
-static int n_own, n_hooked, n_chain, n_pro8_vec;
+static int n_own, n_hooked, n_chain, n_pro8_vec, n_packed;
 
 #ifdef GCR_HAVE_CUDA
 static int n_compiled;
@@ -74,8 +74,12 @@ static void gen_all(gcr_graph *g, const char *what, int hooked_archs, int expect
                 const char *p8 = strstr(cgs[k].src, fn8);
                 CHECK(strstr(cgs[k].src, "#define GCR_PROLOGUE_FETCH8_ASYNC(") && strstr(cgs[k].src, "#define GCR_PROLOGUE_APPLY8(") && p8,
                       "%s: %s has a prologue without its 8-wide halves", what, cgs[k].fn);
+                /* the f16 scale's product runs on the packed halves (exact); an f32 one cannot */
+                const bool packed = strstr(cgs[k].src, "#define GCR_PROLOGUE_PACKED 1") != NULL;
+                CHECK(!packed || strstr(what, "f32") == NULL, "%s: %s: an f32 prologue on packed values", what, cgs[k].fn);
                 if (!strcmp(what, "se f16 nhwc") || !strcmp(what, "se f32 nchw")) {
                     n_pro8_vec += p8 && strstr(p8, "gcr_cp8_raw<") != NULL;
+                    n_packed += packed;
                     if (getenv("GCR_TEST_PRINT")) fputs(cgs[k].src, stderr);
                 }
             }
@@ -185,6 +189,7 @@ static void test_models(void)
             }
     CHECK(n_own >= 10 && n_hooked >= 10, "generated %d own and %d hooked kernels", n_own, n_hooked);
     CHECK(n_pro8_vec >= 2, "%d squeeze-excite prologues fetch their scale 8 channels at a time, want 2", n_pro8_vec);
+    CHECK(n_packed == 1, "%d squeeze-excite prologues multiply packed halves, want 1 (f16)", n_packed);
     CHECK(n_chain >= 12, "generated %d chain kernels (the squeeze-excite case, every dtype and layout, three cluster limits)",
           n_chain);
     gcr_ctx_destroy(ctx);

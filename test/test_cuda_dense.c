@@ -466,6 +466,67 @@ static void hooked_conv_f16(const conv_case *k, enum lay lay)
     hooked_conv_f16_with(k, lay, hook_defs16);
 }
 
+/* a prologue that is one product by an f16 scale of an f16 input, as codegen_hooked.c emits it:
+ * the 8-wide half in f32 (hook_scale16[0]) and on the packed values ([1], GCR_PROLOGUE_PACKED) */
+#define HOOK_SCALE16(T)                                                                                    \
+    "#include \"common.cuh\"\n"                                                                           \
+    "#define GCR_EXTRA_PARAMS , const gcr_ty<" #T ">::t *__restrict__ se, int ch\n"                       \
+    "#define GCR_PROLOGUE(v, n, c) ((v) * gcr_to_f32<" #T ">(se[(n) * ch + (c)]))\n"                     \
+    "struct t_fetch { gcr_raw8<" #T "> s; };\n"                                                          \
+    "#define GCR_PRO_FETCH_T t_fetch\n"                                                                  \
+    "#define GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c) gcr_cp8_raw<" #T ">(&(fp)->s, se, (long long)(n) * ch + (c))\n" \
+    "#define GCR_PROLOGUE_APPLY8(v8, f, n, c) do { float s_[8]; gcr_raw8_f32<" #T ">((f).s, s_); \\\n"   \
+    "    for (int j_ = 0; j_ < 8; j_++) (v8)[j_] *= s_[j_]; } while (0)\n"
+static const char *const hook_scale16[2] = {
+    HOOK_SCALE16(1), HOOK_SCALE16(1) "#define GCR_PROLOGUE_PACKED 1\n"
+                                     "#define GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c) gcr_mul8_packed((q), (f).s)\n"};
+
+/* conv(x * s) in f16 with a per-(image, channel) scale s, on the tile the ctx picks or is forced
+ * onto: the packed prologue must give the f32 one's bits, and both the CPU's values */
+static void scale16_packed(const conv_case *k)
+{
+    const gcr_dtype dt = GCR_F16;
+    uint64_t s0 = gcr_scope_begin(cpu), s1 = gcr_scope_begin(gpu);
+    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C, 1, 1}, ses[4] = {k->N, k->C, 1, 1};
+    gcr_tensor *xc, *xg, *wc, *wg, *sc, *sg;
+    make2(dt, 4, xs, L_NHWC, &xc, &xg);
+    make2(dt, 4, ws, w_lay(L_NHWC), &wc, &wg);
+    make2(dt, 4, ses, L_DENSE, &sc, &sg);
+    gcr_conv2d_params p = {{1, 1}, {0, 0}, {1, 1}, 1};
+    gcr_tensor *ref = gcr_conv2d(cpu, gcr_mul(cpu, xc, sc), wc, NULL, &p);
+    gcr_call c = {0};
+    c.op = GCR_OP_CONV2D;
+    c.n_in = 2;
+    c.in[0] = xg; c.in[1] = wg;
+    c.p.conv = p;
+    const void *sep = sg ? gcr_tensor_data(sg) : NULL;
+    int ch = k->C;
+    void *extra[] = {&sep, &ch};
+    float *r[2] = {NULL, NULL};
+    char what[2][128];
+    for (int d = 0; d < 2; d++) {
+        gcr_tensor *out = new_result(gpu, &c);
+        gcr_cuda_hooks h = {hook_scale16[d], extra, 2, NULL, NULL, 0, NULL, 1};
+        gcr_status st = out ? gcr_cuda_conv2d_hooked(gpu, &c, out, &h) : GCR_ERR_INVALID;
+        snprintf(what[d], sizeof what[d], "scale prologue %s N%d C%d O%d %dx%d%s, ran %s", gcr_dtype_name(dt), k->N, k->C,
+                 k->O, k->H, k->W, d ? " (packed)" : "", gcr_cuda_dense_last(gpu));
+        if (CHECK_OK(gpu, st)) {
+            compare(ref, out, dt, what[d]);
+            r[d] = h_read(out);
+        }
+        gcr_ctx_clear_error(gpu);
+    }
+    if (r[0] && r[1]) {
+        int64_t n = k->N * k->O * k->H * k->W, bad = 0;
+        for (int64_t i = 0; i < n; i++) bad += r[0][i] != r[1][i];
+        CHECK(bad == 0, "%s: %lld of %lld outputs differ from the f32 prologue's", what[1], (long long)bad, (long long)n);
+    }
+    free(r[0]);
+    free(r[1]);
+    gcr_scope_end(cpu, s0);
+    gcr_scope_end(gpu, s1);
+}
+
 static void test_hooks(void)
 {
     hooked_conv_f16(&convs[0], L_NHWC);   /* 1x1, 16-byte loads through the prologue */
@@ -512,6 +573,15 @@ static void test_hooks(void)
     if (gcr_nvrtc_arch_specific(gcr_cuda_arch(gpu)))
         CHECK(strstr(gcr_cuda_dense_last(gpu), "/s") != NULL, "prologue C%d O%d at 14x14: expected a split tile, ran %s",
               staged[2].C, staged[2].O, gcr_cuda_dense_last(gpu));
+    /* a scale's product on the packed values (GCR_PROLOGUE_PACKED): both wgmma widths, the mma.sync
+     * tile, and the heuristic's pick (the split at one image), 1 to 8 k tiles */
+    static const char *const packed_tiles[] = {"tc64w", "tc128w", "tc64_", NULL};
+    for (int t = 0; t < 4; t++) {
+        gcr_cuda_dense_force(gpu, packed_tiles[t]);
+        for (int i = 0; i < 4; i++)
+            if (i != 1) scale16_packed(&staged[i]);
+    }
+    gcr_cuda_dense_force(gpu, NULL);
     /* the implicit-GEMM wgmma tile: the prologue on landed chunks of taps, the padding left 0 */
     gcr_cuda_dense_force(gpu, "kw");
     hooked_conv_f16(&implicit[0], L_CL);

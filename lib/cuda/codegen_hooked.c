@@ -1,7 +1,8 @@
 /* codegen_hooked.c — the generator of an anchored kernel's hooks: a conv2d / linear / matmul /
  * pool kernel keeps its template (lib/cuda/kernels) and gets GCR_PROLOGUE, its 8-wide halves
- * (GCR_PROLOGUE_FETCH8_ASYNC, GCR_PROLOGUE_APPLY8), GCR_EPILOGUE, GCR_EPILOGUE8
- * and GCR_EXTRA_PARAMS from the fused group (contract at the top of kernels/gemm.cuh). */
+ * (GCR_PROLOGUE_FETCH8_ASYNC, GCR_PROLOGUE_APPLY8; GCR_PROLOGUE_APPLY8_PACKED where exact),
+ * GCR_EPILOGUE, GCR_EPILOGUE8 and GCR_EXTRA_PARAMS from the fused group (contract at the top of
+ * kernels/gemm.cuh). */
 #include "codegen_emit.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,27 @@ static void epi8(gcr_text *b, hook_gen *h, const gcr_cg_kernel *cg, const gcr_gr
     put(b, "}\n");
 }
 
+/* The staged load l whose product with the anchor's input is the whole prologue, all three f16,
+ * else -1: then the 8-wide prologue may run on the packed values (GCR_PROLOGUE_PACKED, common.cuh
+ * gcr_mul8_packed gives the scalar hook's bits: the f32 product is exact, and rounded once either
+ * way). The squeeze-excite scale in f16 networks is one. */
+static int pro_packed_mul(const hook_gen *h, const gcr_group *pg)
+{
+    const gcr_ir *ir = h->ir;
+    const gcr_expr *e = &pg->expr[pg->out[0].expr];
+    if (e->dtype != GCR_F16 || e->kind != GCR_E_OP || e->op != GCR_OP_MUL || e->has_scalar)
+        return -1;
+    int mains = 0, l = -1;
+    for (int i = 0; i < 2; i++) {
+        if (e->arg[i] < 0) return -1;
+        const gcr_expr *a = &pg->expr[e->arg[i]];
+        if (a->kind != GCR_E_LOAD || ir->values[pg->in[a->load].value].m.dtype != e->dtype) return -1;
+        if (a->load == h->main_load) mains++;
+        else if (pro_vec_load(h, pg, a->load)) l = a->load;
+    }
+    return mains == 1 && l >= 0 ? l : -1;
+}
+
 /* The 8-wide prologue in two halves (GCR_PRO_FETCH_T, GCR_PROLOGUE_FETCH8_ASYNC, GCR_PROLOGUE_APPLY8):
  * "<fn>_fetch8s" copies the operands contiguous in c (8 channels c8 + j of image n) into a
  * "<fn>_fetch" in shared memory (gcr_cp8_raw: cp.async where aligned), and "<fn>_apply8" converts
@@ -222,6 +244,9 @@ static void pro8(gcr_text *b, hook_gen *h, const gcr_cg_kernel *cg, const gcr_gr
     h->vec8 = false;
     put(b, "        v8[j] = e%d;\n    }\n}\n", pg->out[0].expr);
     hook_macro(b, ir, cg, "GCR_PROLOGUE_APPLY8(v8, f, n, c)", "_apply8", "(v8), (f), (n), (c)");
+    const int pl = pro_packed_mul(h, pg);
+    if (pl >= 0)
+        put(b, "#define GCR_PROLOGUE_PACKED 1\n#define GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c) gcr_mul8_packed((q), (f).l%d)\n", pl);
 }
 
 gcr_status gcr_cg_hooked(const gcr_ir *ir, const gcr_kernel *K, gcr_cg_kernel *cg)

@@ -255,6 +255,23 @@ template <int T> __device__ __forceinline__ void gcr_cp8_raw(gcr_raw8<T> *dst, c
 #pragma unroll
     for (int j = 0; j < 8; j++) dst->e[j] = q[j];
 }
+/* q's 8 packed f16 values times s's, each product rounded once to f16: the same bits as
+ * converting both to f32, multiplying and rounding back, since the f32 product of two f16 values
+ * is exact (11-bit significands, exponents far inside f32's range), so a prologue that is one such
+ * product may skip the conversions (a NaN's payload may differ, as gcr_st's may). Not bf16: a
+ * product of two bf16 values can fall below f32's normal range, where the f32 path rounds twice. */
+__device__ __forceinline__ void gcr_mul8_packed(uint4 &q, const gcr_raw8<GCR_DT_F16> &s)
+{
+    const uint4 m = s.w[0];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(q.x) : "r"(m.x));
+    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(q.y) : "r"(m.y));
+    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(q.z) : "r"(m.z));
+    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(q.w) : "r"(m.w));
+#else
+    (void)m;
+#endif
+}
 template <int T> __device__ __forceinline__ void gcr_raw8_f32(const gcr_raw8<T> &r, float *v)
 {
 #pragma unroll

@@ -39,6 +39,14 @@
  *                              critical path (a third of the stall samples, 2-3x the kernel's time
  *                              at one block an SM); the tiles stage it with the operand tile
  *                              instead. Default: none.
+ *   GCR_PROLOGUE_PACKED, GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c)
+ *                              optional, with the two above: 1 and a statement applying the
+ *                              prologue to the 8 packed 16-bit values of uint4 q in place, giving
+ *                              APPLY8's bits (the hooks define it only where it is exact: an
+ *                              f16 input's product by a staged f16 operand, common.cuh
+ *                              gcr_mul8_packed). Exists because converting a landed chunk and
+ *                              its operand to f32, multiplying and packing back takes about 28
+ *                              instructions where the packed product takes 4. Default: 0.
  *   GCR_EPILOGUE8(acc8, n, o, idx) optional: the same as GCR_EPILOGUE(acc8[j], n, o + j, idx + j)
  *                              for j = 0..7 (acc8: const float *, bias NOT added), called where the
  *                              8 outputs are consecutive elements of the result (channel-contiguous,
@@ -149,6 +157,9 @@ __device__ __forceinline__ void gcr_dn_epi8_each(Epi &epi, const float *acc8, in
 struct gcr_pro_none {};
 #define GCR_PRO_FETCH_T gcr_pro_none
 #endif
+#ifndef GCR_PROLOGUE_PACKED
+#define GCR_PROLOGUE_PACKED 0 /* 1: GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c) rewrites 8 packed values */
+#endif
 #ifndef GCR_EPILOGUE8
 #ifdef GCR_EPILOGUE
 #define GCR_EPILOGUE8(acc8, n, o, idx) gcr_dn_epi8_each(epi, (acc8), (n), (o), (idx))
@@ -170,7 +181,13 @@ template <class... F> struct gcr_overload : F... {
     using F::operator()...;
 };
 template <class... F> gcr_overload(F...) -> gcr_overload<F...>;
-#ifdef GCR_PROLOGUE_FETCH8_ASYNC
+#if defined(GCR_PROLOGUE_FETCH8_ASYNC) && GCR_PROLOGUE_PACKED
+#define GCR_PRO_LAMBDA                                                                                     \
+    auto pro = gcr_overload{[&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); },       \
+                            [&](GCR_PRO_FETCH_T *fp, int n, int c) { GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c); }, \
+                            [&](float *v8, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8(v8, f, n, c); }, \
+                            [&](uint4 &q, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c); }}
+#elif defined(GCR_PROLOGUE_FETCH8_ASYNC)
 #define GCR_PRO_LAMBDA                                                                                     \
     auto pro = gcr_overload{[&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); },       \
                             [&](GCR_PRO_FETCH_T *fp, int n, int c) { GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c); }, \
@@ -215,10 +232,15 @@ __device__ __forceinline__ uint4 gcr_dn_pro8(uint4 q, Pro &pro, int n, int c)
     for (int j = 0; j < 8; j++) u.h[j].u = gcr_dn_bits16(pro(gcr_dn_tof(u.h[j]), n, c + j), (T *)0);
     return u.q;
 }
-/* the same with the prologue's operands staged in shared memory (f: GCR_PRO_FETCH_T) */
+/* the same with the prologue's operands staged in shared memory (f: GCR_PRO_FETCH_T); where the
+ * hooks say the prologue is exact on the packed values (GCR_PROLOGUE_PACKED), without converting */
 template <typename T, class Pro, class F>
 __device__ __forceinline__ uint4 gcr_dn_pro8s(uint4 q, Pro &pro, int n, int c, const F &f)
 {
+    if constexpr (GCR_PROLOGUE_PACKED) {
+        pro(q, f, n, c);
+        return q;
+    }
     float v[8];
     gcr_dn_unpack8<T>(q, v);
     pro(v, f, n, c);
