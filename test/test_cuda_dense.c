@@ -121,7 +121,9 @@ static void conv_one(const conv_case *k, gcr_dtype dt, enum lay lay)
     char what[160];
     snprintf(what, sizeof what, "conv %dx%dx%dx%d O%d k%dx%d s%d,%d p%d,%d d%d,%d g%d b%d %s %s", k->N, k->C, k->H, k->W,
              k->O, k->KH, k->KW, k->sh, k->sw, k->ph, k->pw, k->dh, k->dw, k->groups, k->bias, dt_name(dt), lay_name[lay]);
+    tf32_k = (int64_t)(k->C / k->groups) * k->KH * k->KW;
     compare(rc, rg, dt, what);
+    tf32_k = 0;
     gcr_scope_end(cpu, s0);
     gcr_scope_end(gpu, s1);
 }
@@ -240,7 +242,9 @@ static void linear_one(int nx, const int64_t *sx, int64_t out_f, int bias, enum 
     char what[128];
     snprintf(what, sizeof what, "linear %d-d K%lld -> %lld bias %d %s %s", nx, (long long)sx[nx - 1], (long long)out_f, bias,
              lay_name[lx], dt_name(dt));
+    tf32_k = sx[nx - 1];
     compare(gcr_linear(cpu, xc, wc, bc), gcr_linear(gpu, xg, wg, bg), dt, what);
+    tf32_k = 0;
     gcr_scope_end(cpu, s0);
     gcr_scope_end(gpu, s1);
 }
@@ -659,39 +663,6 @@ static const conv_case few_tiles[] = {
 };
 #define N_FEW (int)(sizeof few_tiles / sizeof few_tiles[0])
 
-/* conv k (f32, channels-last) on one random input on the GPU, forced onto tactic a and then b: the
- * two results within atol of each other */
-static void forced_agree(const conv_case *k, const char *a, const char *b, float atol)
-{
-    uint64_t s1 = gcr_scope_begin(gpu);
-    int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->O, k->C / k->groups, k->KH, k->KW};
-    gcr_tensor *xc, *xg, *wc, *wg, *r[2];
-    make2(GCR_F32, 4, xs, L_CL, &xc, &xg);
-    make2(GCR_F32, 4, ws, L_CL, &wc, &wg);
-    gcr_conv2d_params p = {{k->sh, k->sw}, {k->ph, k->pw}, {k->dh, k->dw}, k->groups};
-    const char *ran_on[2];
-    for (int i = 0; i < 2; i++) {
-        gcr_cuda_dense_force(gpu, i ? b : a);
-        r[i] = gcr_conv2d(gpu, xg, wg, NULL, &p);
-        ran_on[i] = gcr_cuda_dense_last(gpu);
-        CHECK(strstr(ran_on[i], i ? b : a) != NULL, "conv C%d k%dx%d: forced onto %s, ran %s", k->C, k->KH, k->KW,
-              i ? b : a, ran_on[i]);
-    }
-    gcr_cuda_dense_force(gpu, NULL);
-    if (CHECK(r[0] && r[1], "forced conv C%d: %s", k->C, gcr_ctx_error(gpu))) {
-        char what[96];
-        snprintf(what, sizeof what, "conv C%d O%d k%dx%d: %s against %s", k->C, k->O, k->KH, k->KW, a, b);
-        const int64_t n = gcr_tensor_numel(r[0]);
-        float *h0 = h_read(r[0]), *h1 = h_read(r[1]);
-        CHECK_CLOSE(h0, h1, n, atol, 0.0f, what);
-        free(h0);
-        free(h1);
-    }
-    gcr_tensor_free(xc);
-    gcr_tensor_free(wc);
-    gcr_scope_end(gpu, s1);
-}
-
 /* conv k on one random input twice on the GPU: bit-identical results */
 static void splitk_repeat(const conv_case *k, gcr_dtype dt, const char *split)
 {
@@ -1061,25 +1032,13 @@ static void test_shortk(void)
     gcr_cuda_dense_force(gpu, NULL);
 }
 
-/* case k in f32 forced onto its WG tile of kind (w_, ws_) in TF32. Up to K 1024 against the CPU at
- * tol()'s TF32 bound; past it the rounding error of a long sum reaches that bound (an H100 put 1 of
- * 52224 elements at K 1800 1.1x past it, 1 of 3136 at K 2304, a few of 25088 at K 4608 1.5x), so
- * those cases are held to the mma.sync tile of the same width and split instead: the same rounded
- * operands, only the order of the f32 sums differs. */
+/* case k in f32 forced onto its WG tile of kind (w_, ws_) in TF32, against the CPU at tol()'s TF32
+ * bound for its K (up to K 4608 here; fixed at the K 200 bound, an H100 put 1 of 52224 elements at
+ * K 1800 1.1x past it, 1 of 3136 at K 2304 and a few of 25088 at K 4608 1.5x past it) */
 static void wg_tf32(const conv_case *k, const char *kind, int on)
 {
-    char tile[16], mma[16];
-    wgmma_tile(k, kind, tile, sizeof tile);
-    /* TF32's rounding error grows with K past tol()'s bound (set for K <= 200): alone
-     * (GCR_TEST_ONLY=test_tf32, other random operands than the whole run's), the K 1000 case put 1
-     * of 25088 elements 1.04x past it on an H200; longer reductions are held to the mma.sync tile */
-    if (k->C / k->groups * k->KH * k->KW <= 512) {
-        conv_forced(k, GCR_F32, L_CL, tile, on);
-    } else if (on) {
-        const char *w = strrchr(tile, 'w'); /* the twin's name is the WG tile's less its w: tc64kws_ -> tc64ks_ */
-        snprintf(mma, sizeof mma, "%.*s%s", (int)(w - tile), tile, w + 1);
-        forced_agree(k, tile, mma, 2e-3f);
-    }
+    char tile[16];
+    conv_forced(k, GCR_F32, L_CL, wgmma_tile(k, kind, tile, sizeof tile), on);
 }
 
 static void test_tf32(void)
