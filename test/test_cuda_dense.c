@@ -472,18 +472,18 @@ static void hooked_conv_f16(const conv_case *k, enum lay lay)
 
 /* a prologue that is one product by an f16 scale of an f16 input, as codegen_hooked.c emits it:
  * the 8-wide half in f32 (hook_scale16[0]) and on the packed values ([1], GCR_PROLOGUE_PACKED) */
-#define HOOK_SCALE16(T)                                                                                    \
-    "#include \"common.cuh\"\n"                                                                           \
-    "#define GCR_EXTRA_PARAMS , const gcr_ty<" #T ">::t *__restrict__ se, int ch\n"                       \
-    "#define GCR_PROLOGUE(v, n, c) ((v) * gcr_to_f32<" #T ">(se[(n) * ch + (c)]))\n"                     \
-    "struct t_fetch { gcr_raw8<" #T "> s; };\n"                                                          \
-    "#define GCR_PRO_FETCH_T t_fetch\n"                                                                  \
-    "#define GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c) gcr_cp8_raw<" #T ">(&(fp)->s, se, (long long)(n) * ch + (c))\n" \
-    "#define GCR_PROLOGUE_APPLY8(v8, f, n, c) do { float s_[8]; gcr_raw8_f32<" #T ">((f).s, s_); \\\n"   \
+#define HOOK_SCALE16                                                                                        \
+    "#include \"common.cuh\"\n"                                                                             \
+    "#define GCR_EXTRA_PARAMS , const gcr_ty<1>::t *__restrict__ se, int ch\n"                              \
+    "#define GCR_PROLOGUE(v, n, c) ((v) * gcr_to_f32<1>(se[(n) * ch + (c)]))\n"                             \
+    "struct t_fetch { gcr_raw8<1> s; };\n"                                                                  \
+    "#define GCR_PRO_FETCH_T t_fetch\n"                                                                     \
+    "#define GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c) gcr_cp8_raw<1>(&(fp)->s, se, (long long)(n) * ch + (c))\n" \
+    "#define GCR_PROLOGUE_APPLY8(v8, f, n, c) do { float s_[8]; gcr_raw8_f32<1>((f).s, s_); \\\n"           \
     "    for (int j_ = 0; j_ < 8; j_++) (v8)[j_] *= s_[j_]; } while (0)\n"
 static const char *const hook_scale16[2] = {
-    HOOK_SCALE16(1), HOOK_SCALE16(1) "#define GCR_PROLOGUE_PACKED 1\n"
-                                     "#define GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c) gcr_mul8_packed((q), (f).s)\n"};
+    HOOK_SCALE16, HOOK_SCALE16 "#define GCR_PROLOGUE_PACKED 1\n"
+                  "#define GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c) gcr_mul8_packed((q), (f).s)\n"};
 
 /* conv(x * s) in f16 with a per-(image, channel) scale s, on the tile the ctx picks or is forced
  * onto: the packed prologue must give the f32 one's bits, and both the CPU's values */

@@ -181,17 +181,17 @@ template <class... F> struct gcr_overload : F... {
     using F::operator()...;
 };
 template <class... F> gcr_overload(F...) -> gcr_overload<F...>;
-#if defined(GCR_PROLOGUE_FETCH8_ASYNC) && GCR_PROLOGUE_PACKED
+#if GCR_PROLOGUE_PACKED /* and pro(q, f, n, c) rewrites q's packed values with them */
+#define GCR_PRO_PACKED_LAMBDA , [&](uint4 &q, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c); }
+#else
+#define GCR_PRO_PACKED_LAMBDA
+#endif
+#ifdef GCR_PROLOGUE_FETCH8_ASYNC
 #define GCR_PRO_LAMBDA                                                                                     \
     auto pro = gcr_overload{[&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); },       \
                             [&](GCR_PRO_FETCH_T *fp, int n, int c) { GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c); }, \
-                            [&](float *v8, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8(v8, f, n, c); }, \
-                            [&](uint4 &q, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8_PACKED(q, f, n, c); }}
-#elif defined(GCR_PROLOGUE_FETCH8_ASYNC)
-#define GCR_PRO_LAMBDA                                                                                     \
-    auto pro = gcr_overload{[&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); },       \
-                            [&](GCR_PRO_FETCH_T *fp, int n, int c) { GCR_PROLOGUE_FETCH8_ASYNC(fp, n, c); }, \
-                            [&](float *v8, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8(v8, f, n, c); }}
+                            [&](float *v8, const GCR_PRO_FETCH_T &f, int n, int c) { GCR_PROLOGUE_APPLY8(v8, f, n, c); } \
+                            GCR_PRO_PACKED_LAMBDA}
 #else
 #define GCR_PRO_LAMBDA auto pro = [&](float v, int n, int c) -> float { return GCR_PROLOGUE(v, n, c); }
 #endif
